@@ -1,0 +1,33 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#
+# Prepare a git checkout for building: install the Debian packages the
+# build and the tests need (when apt-get is usable and something is
+# missing), regenerate the build system and run ./configure "$@".
+set -eu
+
+cd "$(dirname "$0")"
+
+pkgs="build-essential autoconf automake libtool pkgconf \
+libck-dev liburcu-dev libcriterion-dev valgrind"
+
+missing=
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+		missing="$missing $p"
+done
+
+if [ -n "$missing" ]; then
+	if command -v apt-get >/dev/null 2>&1; then
+		sudo=
+		[ "$(id -u)" -ne 0 ] && sudo=sudo
+		echo "bootstrap: installing$missing"
+		$sudo apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing
+	else
+		echo "bootstrap: missing packages:$missing (no apt-get; install them by hand)" >&2
+	fi
+fi
+
+autoreconf -fi
+./configure "$@"

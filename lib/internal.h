@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * Library-internal helpers: the one place ck lock calls are made (with the
+ * ThreadSanitizer annotations ck's inline asm needs), the inline CPU lookup
+ * used on hot paths, and a monotonic clock.
+ */
+#ifndef LOCKBATCH_INTERNAL_H
+#define LOCKBATCH_INTERNAL_H
+
+#include <stdint.h>
+#include <time.h>
+
+#include <ck_backoff.h>
+#include <ck_pr.h>
+#include <ck_spinlock.h>
+
+#include <lockbatch/cpu.h>
+
+#if defined(HAVE_SYS_RSEQ_H) && HAVE_DECL___RSEQ_OFFSET
+#include <sys/rseq.h>
+#define LB_HAVE_RSEQ 1
+#else
+#define LB_HAVE_RSEQ 0
+#endif
+
+#if defined(__SANITIZE_THREAD__)
+#define LB_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define LB_TSAN 1
+#endif
+#endif
+
+#ifdef LB_TSAN
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define lbi_tsan_acquire(p) __tsan_acquire((void *)(p))
+#define lbi_tsan_release(p) __tsan_release((void *)(p))
+#else
+#define lbi_tsan_acquire(p) do { } while (0)
+#define lbi_tsan_release(p) do { } while (0)
+#endif
+
+#define lbi_likely(x) __builtin_expect(!!(x), 1)
+#define lbi_unlikely(x) __builtin_expect(!!(x), 0)
+
+/*
+ * ck spinlock shim. TSan cannot see ck's inline-asm atomics, so without the
+ * acquire/release annotations every access protected by these locks would
+ * be reported as a race.
+ */
+static inline void lbi_spin_init(ck_spinlock_fas_t *l)
+{
+	ck_spinlock_fas_init(l);
+}
+
+static inline int lbi_spin_trylock(ck_spinlock_fas_t *l)
+{
+	if (!ck_spinlock_fas_trylock(l))
+		return 0;
+	lbi_tsan_acquire(l);
+	return 1;
+}
+
+void lbi_spin_lock_slow(ck_spinlock_fas_t *l);
+
+/*
+ * Acquire: one exchange when free. Contended waiters back off and, after a
+ * while, yield: with more threads than CPUs the holder may be preempted,
+ * and spinning through its whole time slice helps nobody.
+ */
+static inline void lbi_spin_lock(ck_spinlock_fas_t *l)
+{
+	if (lbi_unlikely(!ck_spinlock_fas_trylock(l)))
+		lbi_spin_lock_slow(l);
+	lbi_tsan_acquire(l);
+}
+
+static inline void lbi_spin_unlock(ck_spinlock_fas_t *l)
+{
+	lbi_tsan_release(l);
+	ck_spinlock_fas_unlock(l);
+}
+
+/* Memory-ordering helpers with TSan-visible happens-before edges. */
+static inline void lbi_store_release_u32(uint32_t *p, uint32_t v)
+{
+	lbi_tsan_release(p);
+	/* Orders every earlier store before the flag becomes visible. */
+	ck_pr_fence_store();
+	ck_pr_store_32(p, v);
+}
+
+static inline uint32_t lbi_load_acquire_u32(const uint32_t *p)
+{
+	uint32_t v = ck_pr_load_32(p);
+
+	/* Pairs with the fence in lbi_store_release_u32(). */
+	ck_pr_fence_load();
+	lbi_tsan_acquire(p);
+	return v;
+}
+
+static inline uint64_t lbi_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+#if LB_HAVE_RSEQ
+/*
+ * The kernel rewrites cpu_id of the registered area on every return to user
+ * space after a migration. Negative: glibc did not register for this thread
+ * (tunable off, or the kernel refused).
+ */
+static inline int lbi_rseq_cpu(void)
+{
+	const struct rseq *rs;
+
+	if (__rseq_size == 0)
+		return -1;
+	rs = (const struct rseq *)((char *)__builtin_thread_pointer() +
+				   __rseq_offset);
+	return (int)*(const volatile uint32_t *)&rs->cpu_id;
+}
+#endif
+
+/*
+ * Slot for the calling thread: the injected source when there is one, else
+ * the current CPU, folded into [0, nr_slots). An unknown CPU (negative id)
+ * selects slot 0: any slot is correct because slots are locked.
+ */
+static inline unsigned int lbi_cpu_slot(lb_cpu_fn fn, void *arg,
+					unsigned int nr_slots)
+{
+	int cpu;
+
+	if (fn)
+		cpu = fn(arg);
+	else {
+#if LB_HAVE_RSEQ
+		cpu = lbi_rseq_cpu();
+		if (cpu < 0)
+			cpu = lb_cpu_current();
+#else
+		cpu = lb_cpu_current();
+#endif
+	}
+	if (lbi_unlikely(cpu < 0))
+		return 0;
+	return (unsigned int)cpu < nr_slots ? (unsigned int)cpu :
+					      (unsigned int)cpu % nr_slots;
+}
+
+#endif /* LOCKBATCH_INTERNAL_H */

@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/*
+ * Per-CPU size-weighted batches in front of a locked back-end.
+ *
+ * mm/swap.c keeps one folio_batch per CPU behind a local_lock that only
+ * the owning CPU may take. Userspace threads cannot disable preemption, so
+ * each slot here has a real (ck) spinlock instead; it is uncontended unless
+ * a thread migrated between choosing and locking its slot, or another
+ * thread drains the slot remotely, which is what lets a drain target one
+ * slot instead of all of them.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lockbatch/pcpu.h>
+#include "internal.h"
+#include "pcpu_impl.h"
+
+static uint32_t next_pcpu_id;
+
+/* Re-entrant adds (made by commit) that had to flush, per thread. */
+#define LBI_PENDING_MAX 4
+struct lbi_reentry {
+	struct lb_pcpu *committing;	/* pc whose commit runs on this thread */
+	unsigned int nr_pending;
+	struct lbi_flushbuf pending[LBI_PENDING_MAX];
+};
+static __thread struct lbi_reentry reentry;
+
+const char *lb_pcpu_flush_cause_name(enum lb_flush_cause cause)
+{
+	static const char *const names[LB_FLUSH_NR] = {
+		[LB_FLUSH_FULL] = "full",
+		[LB_FLUSH_WEIGHT] = "weight",
+		[LB_FLUSH_BYPASS] = "bypass",
+		[LB_FLUSH_DRAIN_LOCAL] = "drain_local",
+		[LB_FLUSH_DRAIN_OBJ] = "drain_obj",
+		[LB_FLUSH_DRAIN_OBJS] = "drain_objs",
+		[LB_FLUSH_DRAIN_ALL] = "drain_all",
+		[LB_FLUSH_DISABLE] = "disable",
+		[LB_FLUSH_DESTROY] = "destroy",
+	};
+
+	if ((unsigned int)cause >= LB_FLUSH_NR)
+		return "invalid";
+	return names[cause];
+}
+
+int lb_pcpu_create(struct lb_pcpu **pcp, const struct lb_pcpu_conf *conf)
+{
+	unsigned int nr_slots, max_nr, i;
+	uint32_t max_weight;
+	struct lb_pcpu *pc;
+	void *mem;
+
+	if (!pcp || !conf || !conf->ops || !conf->ops->lock ||
+	    !conf->ops->unlock || !conf->ops->commit)
+		return -EINVAL;
+	nr_slots = conf->nr_slots ? conf->nr_slots : lb_cpu_count();
+	max_nr = conf->max_nr ? conf->max_nr : LB_WBATCH_MAX;
+	max_weight = conf->max_weight ? conf->max_weight : LB_WBATCH_MAX;
+	if (nr_slots > LB_PCPU_MAX_SLOTS || max_nr > LB_WBATCH_MAX ||
+	    max_weight > LB_WBATCH_WEIGHT_MAX)
+		return -EINVAL;
+
+	switch (conf->mode) {
+	case LB_PCPU_BASELINE:
+		/* A batch of one: every add is committed on its own. */
+		max_nr = 1;
+		max_weight = LB_WBATCH_WEIGHT_MAX;
+		break;
+	case LB_PCPU_BYPASS_LARGE:
+		max_weight = LB_WBATCH_WEIGHT_MAX;
+		break;
+	case LB_PCPU_WEIGHTED:
+		break;
+	default:
+		return -EINVAL;
+	}
+
+	pc = calloc(1, sizeof(*pc));
+	if (!pc)
+		return -ENOMEM;
+	if (posix_memalign(&mem, CK_MD_CACHELINE,
+			   (size_t)nr_slots * sizeof(struct lbi_slot))) {
+		free(pc);
+		return -ENOMEM;
+	}
+	memset(mem, 0, (size_t)nr_slots * sizeof(struct lbi_slot));
+	pc->slots = mem;
+	pc->nr_slots = nr_slots;
+	pc->mode = conf->mode;
+	pc->bypass_above = conf->mode == LB_PCPU_BYPASS_LARGE ? 1 : UINT32_MAX;
+	pc->ops = *conf->ops;
+	pc->backend = conf->backend;
+	pc->cpu_fn = conf->cpu_fn;
+	pc->cpu_arg = conf->cpu_arg;
+	/* Ids only tell objects apart; 0 is reserved for "never added". */
+	do {
+		pc->id = ck_pr_faa_32(&next_pcpu_id, 1) + 1;
+	} while (pc->id == 0);
+	for (i = 0; i < nr_slots; i++) {
+		lbi_spin_init(&pc->slots[i].lock);
+		lbi_wbatch_init_nocheck(&pc->slots[i].batch, max_nr, max_weight);
+	}
+	*pcp = pc;
+	return 0;
+}
+
+/*
+ * Swap the batch out for commit. Called under the slot lock. The nodes are
+ * marked "not cached" here, before commit, because once @put runs the
+ * object may be freed and its node must not be touched again. inflight
+ * tells settle-like callers that a flush of this slot has objects between
+ * swap-out and @put.
+ */
+void lbi_swap_out(struct lb_pcpu *pc, unsigned int idx,
+		  struct lbi_flushbuf *buf, enum lb_flush_cause cause)
+{
+	struct lbi_slot *s = &pc->slots[idx];
+	unsigned int i, nr = s->batch.nr;
+
+	buf->slot = idx;
+	buf->nr = nr;
+	buf->weight = s->batch.weight;
+	memcpy(buf->objs, s->batch.objs, nr * sizeof(buf->objs[0]));
+	memcpy(buf->nodes, s->nodes, nr * sizeof(buf->nodes[0]));
+	for (i = 0; i < nr; i++)
+		ck_pr_store_32(&s->nodes[i]->slot, 0);
+	s->st.flushes[cause]++;
+	s->st.objs_flushed += nr;
+	s->st.weight_flushed += s->batch.weight;
+	lbi_wbatch_reinit(&s->batch);
+	ck_pr_inc_32(&s->inflight);
+}
+
+static void *backend_of(const struct lb_pcpu *pc, void *obj)
+{
+	return pc->ops.backend_of ? pc->ops.backend_of(obj) : pc->backend;
+}
+
+static void commit_runs(struct lb_pcpu *pc, struct lbi_flushbuf *buf)
+{
+	struct lb_pcpu *outer = reentry.committing;
+	unsigned int i = 0, j, runs = 0;
+
+	while (i < buf->nr) {
+		void *be = backend_of(pc, buf->objs[i]);
+
+		/* One lock hold per run of objects sharing a back-end. */
+		for (j = i + 1; j < buf->nr; j++)
+			if (backend_of(pc, buf->objs[j]) != be)
+				break;
+		pc->ops.lock(be);
+		reentry.committing = pc;
+		pc->ops.commit(be, buf->objs + i, j - i);
+		reentry.committing = outer;
+		pc->ops.unlock(be);
+		if (pc->ops.after)
+			pc->ops.after(be, buf->objs + i, j - i);
+		runs++;
+		i = j;
+	}
+	if (pc->ops.put)
+		for (i = 0; i < buf->nr; i++)
+			pc->ops.put(buf->objs[i]);
+	ck_pr_add_64(&pc->slots[buf->slot].backend_locks, runs);
+	/* Orders the commit and @put before inflight drops (settle waits on it). */
+	ck_pr_fence_release();
+	ck_pr_dec_32(&pc->slots[buf->slot].inflight);
+}
+
+/*
+ * Commit a swapped-out batch, then any batches that adds made from inside
+ * commit queued on this thread. Runs with no lock of ours held.
+ */
+void lbi_flush_buf(struct lb_pcpu *pc, struct lbi_flushbuf *buf)
+{
+	struct lbi_flushbuf local;
+
+	commit_runs(pc, buf);
+	if (reentry.committing)
+		return;		/* the outermost flush empties the queue */
+	while (reentry.nr_pending) {
+		local = reentry.pending[--reentry.nr_pending];
+		commit_runs(pc, &local);
+	}
+}
+
+static enum lb_flush_cause add_cause(const struct lb_pcpu *pc,
+				     const struct lb_wbatch *b, uint32_t weight)
+{
+	if (weight > pc->bypass_above || weight >= b->max_weight)
+		return LB_FLUSH_BYPASS;
+	if (b->nr >= b->max_nr)
+		return LB_FLUSH_FULL;
+	return LB_FLUSH_WEIGHT;
+}
+
+int lb_pcpu_add(struct lb_pcpu *pc, void *obj, struct lb_node *n,
+		uint32_t weight)
+{
+	struct lbi_flushbuf buf;
+	struct lbi_slot *s;
+	unsigned int idx;
+	int rc;
+
+	if (lbi_unlikely(!pc || !obj || !n || weight == 0 ||
+			 weight > LB_WBATCH_WEIGHT_MAX))
+		return -EINVAL;
+	idx = lbi_cpu_slot(pc->cpu_fn, pc->cpu_arg, pc->nr_slots);
+	s = &pc->slots[idx];
+	lbi_spin_lock(&s->lock);
+	/* CAS, not a plain test: two racing adds of one node must not both win. */
+	if (lbi_unlikely(!ck_pr_cas_32(&n->slot, 0, idx + 1))) {
+		lbi_spin_unlock(&s->lock);
+		return -EEXIST;
+	}
+	n->home = idx + 1;
+	n->owner = pc->id;
+	if (pc->ops.get)
+		pc->ops.get(obj);
+	s->nodes[s->batch.nr] = n;
+	rc = lbi_wbatch_add(&s->batch, obj, weight);
+	s->st.adds++;
+	s->st.weight_added += weight;
+	if (lbi_likely(rc > 0 && weight <= pc->bypass_above)) {
+		lbi_spin_unlock(&s->lock);
+		return 0;
+	}
+
+	if (lbi_unlikely(reentry.committing == pc)) {
+		/* Called from commit: the back-end lock may be ours already. */
+		if (reentry.nr_pending == LBI_PENDING_MAX) {
+			lbi_wbatch_unadd(&s->batch, weight);
+			s->st.adds--;
+			s->st.weight_added -= weight;
+			ck_pr_store_32(&n->slot, 0);
+			lbi_spin_unlock(&s->lock);
+			if (pc->ops.put)
+				pc->ops.put(obj);
+			return -EAGAIN;
+		}
+		lbi_swap_out(pc, idx, &reentry.pending[reentry.nr_pending++],
+			     add_cause(pc, &s->batch, weight));
+		lbi_spin_unlock(&s->lock);
+		return 1;
+	}
+	lbi_swap_out(pc, idx, &buf, add_cause(pc, &s->batch, weight));
+	lbi_spin_unlock(&s->lock);
+	lbi_flush_buf(pc, &buf);
+	return 1;
+}
+
+int lbi_drain_slot(struct lb_pcpu *pc, unsigned int idx,
+		   enum lb_flush_cause cause)
+{
+	struct lbi_slot *s = &pc->slots[idx];
+	struct lbi_flushbuf buf;
+
+	lbi_spin_lock(&s->lock);
+	if (!s->batch.nr) {
+		lbi_spin_unlock(&s->lock);
+		return 0;
+	}
+	lbi_swap_out(pc, idx, &buf, cause);
+	lbi_spin_unlock(&s->lock);
+	lbi_flush_buf(pc, &buf);
+	return (int)buf.nr;
+}
+
+int lb_pcpu_drain_local(struct lb_pcpu *pc)
+{
+	if (!pc)
+		return -EINVAL;
+	return lbi_drain_slot(pc, lbi_cpu_slot(pc->cpu_fn, pc->cpu_arg,
+					       pc->nr_slots),
+			      LB_FLUSH_DRAIN_LOCAL);
+}
+
+int lb_pcpu_destroy(struct lb_pcpu *pc)
+{
+	unsigned int i, j;
+
+	if (!pc)
+		return -EINVAL;
+	/* A slot in use means a concurrent user: refuse, change nothing. */
+	for (i = 0; i < pc->nr_slots; i++) {
+		struct lbi_slot *s = &pc->slots[i];
+		bool busy = !lbi_spin_trylock(&s->lock);
+
+		if (!busy && ck_pr_load_32(&s->inflight)) {
+			lbi_spin_unlock(&s->lock);
+			busy = true;
+		}
+		if (busy) {
+			for (j = 0; j < i; j++)
+				lbi_spin_unlock(&pc->slots[j].lock);
+			return -EBUSY;
+		}
+	}
+	for (i = 0; i < pc->nr_slots; i++)
+		lbi_spin_unlock(&pc->slots[i].lock);
+	for (i = 0; i < pc->nr_slots; i++)
+		lbi_drain_slot(pc, i, LB_FLUSH_DESTROY);
+	free(pc->slots);
+	free(pc);
+	return 0;
+}
+
+static void sum_stats(struct lb_pcpu_slot_stats *t,
+		      const struct lb_pcpu_slot_stats *s)
+{
+	unsigned int c;
+
+	t->adds += s->adds;
+	t->weight_added += s->weight_added;
+	for (c = 0; c < LB_FLUSH_NR; c++)
+		t->flushes[c] += s->flushes[c];
+	t->objs_flushed += s->objs_flushed;
+	t->weight_flushed += s->weight_flushed;
+	t->nr_cached += s->nr_cached;
+	t->weight_cached += s->weight_cached;
+}
+
+int lb_pcpu_stats(struct lb_pcpu *pc, struct lb_pcpu_stats *out,
+		  struct lb_pcpu_slot_stats *slots, unsigned int nr)
+{
+	struct lb_pcpu_slot_stats one;
+	unsigned int i;
+
+	if (!pc || (!slots && nr))
+		return -EINVAL;
+	if (out) {
+		memset(out, 0, sizeof(*out));
+		out->nr_slots = pc->nr_slots;
+		out->cpu_src = pc->cpu_fn ? LB_CPU_SRC_INJECTED :
+					    lb_cpu_source();
+	}
+	for (i = 0; i < pc->nr_slots; i++) {
+		struct lbi_slot *s = &pc->slots[i];
+
+		lbi_spin_lock(&s->lock);
+		one = s->st;
+		one.nr_cached = s->batch.nr;
+		one.weight_cached = s->batch.weight;
+		lbi_spin_unlock(&s->lock);
+		if (i < nr)
+			slots[i] = one;
+		if (out) {
+			sum_stats(&out->total, &one);
+			out->backend_locks += ck_pr_load_64(&s->backend_locks);
+		}
+	}
+	return (int)pc->nr_slots;
+}
