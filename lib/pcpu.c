@@ -220,8 +220,9 @@ int lb_pcpu_add(struct lb_pcpu *pc, void *obj, struct lb_node *n,
 		lbi_spin_unlock(&s->lock);
 		return -EEXIST;
 	}
-	n->home = idx + 1;
-	n->owner = pc->id;
+	/* Read without the slot lock by settle: single atomic stores. */
+	ck_pr_store_32(&n->home, idx + 1);
+	ck_pr_store_32(&n->owner, pc->id);
 	if (pc->ops.get)
 		pc->ops.get(obj);
 	s->nodes[s->batch.nr] = n;
