@@ -194,6 +194,9 @@ void lbi_flush_buf(struct lb_pcpu *pc, struct lbi_flushbuf *buf)
 static enum lb_flush_cause add_cause(const struct lb_pcpu *pc,
 				     const struct lb_wbatch *b, uint32_t weight)
 {
+	/* BASELINE commits every add on its own: "full", whatever the weight. */
+	if (pc->mode == LB_PCPU_BASELINE)
+		return LB_FLUSH_FULL;
 	if (weight > pc->bypass_above || weight >= b->max_weight)
 		return LB_FLUSH_BYPASS;
 	if (b->nr >= b->max_nr)
