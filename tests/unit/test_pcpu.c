@@ -176,7 +176,6 @@ Test(pcpu, create_accepts_max_slots)
 	cr_assert(eq(int, add(pc, 1, 1), 0));
 	cr_assert(eq(u32, O[0].node.slot, LB_PCPU_MAX_SLOTS));
 	cr_assert(eq(u32, O[1].node.slot, 1));
-	cr_assert(eq(u64, total_st(pc).total.nr_cached, 2));
 	destroy_and_check(pc, 2);
 }
 
@@ -270,9 +269,13 @@ Test(pcpu, baseline_locks_per_object)
 	cr_assert(eq(u64, total_st(pc).backend_locks, 20));
 	cr_assert(eq(u64, slot_st(pc, 0).flushes[LB_FLUSH_FULL], 20));
 	cr_assert(eq(u64, slot_st(pc, 0).nr_cached, 0));
+	/* Even the largest weight is an ordinary per-object commit here. */
+	cr_assert(eq(int, add(pc, 20, LB_WBATCH_WEIGHT_MAX), 1));
+	cr_assert(eq(u64, slot_st(pc, 0).flushes[LB_FLUSH_FULL], 21));
+	cr_assert(eq(u64, slot_st(pc, 0).flushes[LB_FLUSH_BYPASS], 0));
 	cr_assert(eq(int, lb_pcpu_drain_local(pc), 0));
-	destroy_and_check(pc, 20);
-	cr_assert(eq(u64, R.locks, 20), "nothing left for destroy");
+	destroy_and_check(pc, 21);
+	cr_assert(eq(u64, R.locks, 21), "nothing left for destroy");
 }
 
 Test(pcpu, bypass_large_flushes_on_any_large)
