@@ -81,18 +81,30 @@ static double ratio(double a, double b)
 	return b > 0 ? a / b : 0;
 }
 
-static double add_acq(const struct lf_result *r)
+static double m_ops(const struct lf_result *r)
+{
+	return r->ops_per_sec;
+}
+
+static double m_cpu(const struct lf_result *r)
+{
+	return r->ops_per_cpu_sec;
+}
+
+static double m_add(const struct lf_result *r)
 {
 	return (double)r->path[LF_PATH_ADD].acquisitions;
 }
 
-/* One table cell: "-" when the mode compared against was not run. */
-static void cell(bool have, double v, int prec, char unit)
+/* One ratio a / b of a metric; "-" when one of the modes was not run. */
+static void cell(const struct lf_result *a, const struct lf_result *b,
+		 double (*metric)(const struct lf_result *), int prec,
+		 char unit)
 {
-	if (have)
-		printf("  %11.*f%c", prec, v, unit);
+	if (a && b)
+		printf(" %10.*f%c", prec, ratio(metric(a), metric(b)), unit);
 	else
-		printf("  %11s%c", "-", ' ');
+		printf(" %10s ", "-");
 }
 
 static void print_ratios(const struct lf_result *res, unsigned int nr)
@@ -112,21 +124,26 @@ static void print_ratios(const struct lf_result *res, unsigned int nr)
 		if (!base && !byp && !lim)
 			continue;
 		if (!header) {
-			printf("\nweighted against the other modes (same size, this run; - = not run):\n");
-			printf("%6s  %-26s  %-26s  %s\n", "",
-			       "ops/s: weighted / other",
-			       "add acq: weighted / other", "ops/s:");
-			printf("%6s  %12s  %12s  %12s  %12s  %14s\n", "size",
-			       "baseline", "bypass", "baseline", "bypass",
-			       "limit/weighted");
+			printf("\nweighted (w) against the other modes, same size, this run (- = not run):\n");
+			printf("%6s  %-35s  %-35s  %s\n", "", "ops/s",
+			       "ops/cpu-s", "add-path acquisitions");
+			printf("%6s", "size");
+			printf(" %11s %11s %11s ", "w/baseline", "w/bypass", "limit/w");
+			printf(" %11s %11s %11s ", "w/baseline", "w/bypass", "limit/w");
+			printf(" %11s %11s\n", "w/baseline", "w/bypass");
 			header = true;
 		}
 		printf("%6s", size_str(w->size, sz, sizeof(sz)));
-		cell(base, base ? ratio(w->ops_per_sec, base->ops_per_sec) : 0, 2, 'x');
-		cell(byp, byp ? ratio(w->ops_per_sec, byp->ops_per_sec) : 0, 2, 'x');
-		cell(base, base ? ratio(add_acq(w), add_acq(base)) : 0, 4, ' ');
-		cell(byp, byp ? ratio(add_acq(w), add_acq(byp)) : 0, 4, ' ');
-		cell(lim, lim ? ratio(lim->ops_per_sec, w->ops_per_sec) : 0, 2, 'x');
+		cell(w, base, m_ops, 2, 'x');
+		cell(w, byp, m_ops, 2, 'x');
+		cell(lim, lim ? w : NULL, m_ops, 2, 'x');
+		printf(" ");
+		cell(w, base, m_cpu, 2, 'x');
+		cell(w, byp, m_cpu, 2, 'x');
+		cell(lim, lim ? w : NULL, m_cpu, 2, 'x');
+		printf(" ");
+		cell(w, base, m_add, 4, ' ');
+		cell(w, byp, m_add, 4, ' ');
 		printf("\n");
 	}
 }
@@ -143,15 +160,15 @@ void lf_report_table(const struct lf_conf *conf, const struct lf_result *res,
 	       conf->threads, size_str(conf->mem, mem, sizeof(mem)),
 	       conf->loops, lock_name(conf->lock_kind), res[0].nr_slots,
 	       lb_cpu_source_name(res[0].cpu_src));
-	printf("%6s %-9s %12s %12s %12s %11s %13s %10s %12s\n", "size", "mode",
-	       "ops/s", "add acq", "release acq", "contended", "wait total",
-	       "avg wait", "max wait");
+	printf("%6s %-9s %12s %12s %12s %12s %11s %13s %10s %12s\n", "size",
+	       "mode", "ops/s", "ops/cpu-s", "add acq", "release acq",
+	       "contended", "wait total", "avg wait", "max wait");
 	for (i = 0; i < nr; i++) {
 		const struct lf_result *r = &res[i];
 
-		printf("%6s %-9s %12.0f %12llu %12llu %11llu %11.1fms %8lluns %10lluus%s\n",
+		printf("%6s %-9s %12.0f %12.0f %12llu %12llu %11llu %11.1fms %8lluns %10lluus%s\n",
 		       size_str(r->size, sz, sizeof(sz)), lf_mode_name(r->mode),
-		       r->ops_per_sec,
+		       r->ops_per_sec, r->ops_per_cpu_sec,
 		       (unsigned long long)r->path[LF_PATH_ADD].acquisitions,
 		       (unsigned long long)r->path[LF_PATH_RELEASE].acquisitions,
 		       (unsigned long long)contended(r),
@@ -163,24 +180,32 @@ void lf_report_table(const struct lf_conf *conf, const struct lf_result *res,
 	print_ratios(res, nr);
 }
 
+/* Ratios of weighted mode against the other modes run at its size. */
 static void json_ratios(const struct lf_result *w, const struct lf_result *res,
 			unsigned int nr)
 {
-	const struct lf_result *base = find(res, nr, w->size, LF_BASELINE);
-	const struct lf_result *byp = find(res, nr, w->size, LF_BYPASS);
-	const struct lf_result *lim = find(res, nr, w->size, LF_LIMIT);
+	static const struct {
+		enum lf_mode mode;
+		const char *name;
+	} other[] = { { LF_BASELINE, "baseline" }, { LF_BYPASS, "bypass" } };
+	const struct lf_result *o;
+	unsigned int i;
 
-	if (base)
-		printf(",\"ops_vs_baseline\":%.4f,\"add_acquisitions_vs_baseline\":%.6f",
-		       ratio(w->ops_per_sec, base->ops_per_sec),
-		       ratio(add_acq(w), add_acq(base)));
-	if (byp)
-		printf(",\"ops_vs_bypass\":%.4f,\"add_acquisitions_vs_bypass\":%.6f",
-		       ratio(w->ops_per_sec, byp->ops_per_sec),
-		       ratio(add_acq(w), add_acq(byp)));
-	if (lim)
-		printf(",\"limit_ops_vs_weighted\":%.4f",
-		       ratio(lim->ops_per_sec, w->ops_per_sec));
+	for (i = 0; i < 2; i++) {
+		o = find(res, nr, w->size, other[i].mode);
+		if (!o)
+			continue;
+		printf(",\"ops_vs_%s\":%.4f,\"cpu_ops_vs_%s\":%.4f,"
+		       "\"add_acquisitions_vs_%s\":%.6f",
+		       other[i].name, ratio(m_ops(w), m_ops(o)),
+		       other[i].name, ratio(m_cpu(w), m_cpu(o)),
+		       other[i].name, ratio(m_add(w), m_add(o)));
+	}
+	o = find(res, nr, w->size, LF_LIMIT);
+	if (o)
+		printf(",\"limit_ops_vs_weighted\":%.4f,"
+		       "\"limit_cpu_ops_vs_weighted\":%.4f",
+		       ratio(m_ops(o), m_ops(w)), ratio(m_cpu(o), m_cpu(w)));
 }
 
 static void json_path(const char *p, const struct lf_path_stats *s)
@@ -203,6 +228,7 @@ void lf_report_json(const struct lf_result *res, unsigned int nr)
 		       "\"loops\":%u,\"mem_bytes\":%zu,\"lock\":\"%s\","
 		       "\"slots\":%u,\"cpu_source\":\"%s\",\"objects\":%llu,"
 		       "\"elapsed_ns\":%llu,\"ops_per_sec\":%.0f,"
+		       "\"cpu_ns\":%llu,\"ops_per_cpu_sec\":%.0f,"
 		       "\"add_acquisitions\":%llu,\"release_acquisitions\":%llu,"
 		       "\"contended\":%llu,\"wait_ns_total\":%llu,"
 		       "\"wait_ns_max\":%llu,\"wait_ns_avg\":%llu",
@@ -211,6 +237,7 @@ void lf_report_json(const struct lf_result *res, unsigned int nr)
 		       lb_cpu_source_name(r->cpu_src),
 		       (unsigned long long)r->objects,
 		       (unsigned long long)r->elapsed_ns, r->ops_per_sec,
+		       (unsigned long long)r->cpu_ns, r->ops_per_cpu_sec,
 		       (unsigned long long)r->path[LF_PATH_ADD].acquisitions,
 		       (unsigned long long)r->path[LF_PATH_RELEASE].acquisitions,
 		       (unsigned long long)contended(r),

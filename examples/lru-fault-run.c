@@ -30,6 +30,7 @@ struct lf_worker {
 	uint64_t stalls;
 	uint64_t add_errors;
 	uint64_t t_start, t_end;	/* ns, this thread's loops */
+	uint64_t cpu_ns;		/* CPU time this thread used */
 };
 
 struct lf_run {
@@ -44,12 +45,17 @@ struct lf_run {
 	struct lf_worker *w;
 };
 
-static uint64_t now_ns(void)
+static uint64_t clock_ns(clockid_t clk)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clk, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 /*
@@ -150,6 +156,7 @@ static void *worker_main(void *arg)
 	}
 	lf_relq_detach(&w->relq);
 	w->t_end = now_ns();
+	w->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	return NULL;
 }
 
@@ -345,7 +352,7 @@ int lf_run(const struct lf_conf *conf, size_t size, enum lf_mode mode,
 	struct lb_pcpu_conf pconf = { 0 };
 	struct lb_pcpu_stats ps;
 	unsigned int t, started = 0;
-	uint64_t t0, t1, stalls = 0, want;
+	uint64_t t0, t1, stalls = 0, cpu = 0, want;
 	int err, bad;
 
 	memset(res, 0, sizeof(*res));
@@ -395,6 +402,7 @@ int lf_run(const struct lf_conf *conf, size_t size, enum lf_mode mode,
 	t1 = 0;
 	for (t = 0; t < conf->threads; t++) {
 		stalls += run.w[t].stalls;
+		cpu += run.w[t].cpu_ns;
 		if (run.w[t].t_start < t0)
 			t0 = run.w[t].t_start;
 		if (run.w[t].t_end > t1)
@@ -409,6 +417,9 @@ int lf_run(const struct lf_conf *conf, size_t size, enum lf_mode mode,
 	bad |= check_objects(&run, want);
 	bad |= check_lock(&run);
 	fill_result(&run, size, t1 - t0, stalls, res);
+	res->cpu_ns = cpu ? cpu : 1;
+	res->ops_per_cpu_sec = 2.0 * (double)res->objects * 1e9 /
+			       (double)res->cpu_ns;
 	res->verified = !bad;
 	err = 0;
 	pthread_barrier_destroy(&run.start);

@@ -133,6 +133,8 @@ struct lf_result {
 	uint64_t objects;		/* objects added (== released) */
 	uint64_t elapsed_ns;
 	double ops_per_sec;		/* (added + released) / s */
+	uint64_t cpu_ns;		/* CPU time of all threads */
+	double ops_per_cpu_sec;		/* (added + released) / CPU s */
 	struct lf_path_stats path[LF_NR_PATHS];
 	uint64_t pool_stalls;
 	bool verified;
@@ -145,8 +147,8 @@ struct lf_worker;
  * Per-object hook point, run by the populating thread right after each
  * add (NULL: none). A hook that hands @obj to another thread must take a
  * reference first (ck_pr_inc_32(&obj->ref)) and drop it with lf_obj_put()
- * from a thread with an attached lf_relq (the first run of --split-every
- * will be such a hook: a settler thread checking every N-th object).
+ * from a thread with an attached lf_relq. Example: a --split-every N
+ * option handing every N-th object to a settler thread, as a split would.
  */
 struct lf_hooks {
 	void (*added)(struct lf_run *run, struct lf_obj *obj, void *arg);
