@@ -300,23 +300,62 @@ static int drain_and_destroy(struct lf_run *run)
 	return err;
 }
 
-static int start_threads(struct lf_run *run, unsigned int *started)
+/*
+ * Start the workers together, wait for them, and record the time from the
+ * first thread's start to the last one's end: the main thread may wake
+ * from the barrier late, so it does not time the run itself.
+ */
+static void run_workers(struct lf_run *run, struct lf_result *res)
 {
-	unsigned int t;
+	unsigned int t, threads = run->conf->threads;
+	uint64_t t0 = UINT64_MAX, t1 = 0;
 	int err;
 
-	for (t = 0; t < run->conf->threads; t++) {
+	for (t = 0; t < threads; t++) {
 		err = pthread_create(&run->w[t].tid, NULL, worker_main,
 				     &run->w[t]);
-		if (err)
-			return -err;
-		(*started)++;
+		if (err) {
+			/* The barrier can never open now: nothing to measure. */
+			fprintf(stderr, "lru-fault: pthread_create: %s\n",
+				strerror(err));
+			exit(1);
+		}
 	}
-	return 0;
+	pthread_barrier_wait(&run->start);
+	for (t = 0; t < threads; t++) {
+		const struct lf_worker *w = &run->w[t];
+
+		pthread_join(w->tid, NULL);
+		res->pool_stalls += w->stalls;
+		res->cpu_ns += w->cpu_ns;
+		if (w->t_start < t0)
+			t0 = w->t_start;
+		if (w->t_end > t1)
+			t1 = w->t_end;
+	}
+	res->elapsed_ns = t1 > t0 ? t1 - t0 : 1;
+	if (!res->cpu_ns)
+		res->cpu_ns = 1;
+}
+
+/* After the workers: drain what the slots still hold, then check it all. */
+static bool verify(struct lf_run *run, uint64_t want)
+{
+	int bad = 0, err;
+
+	if (run->pc) {
+		bad |= check_pcpu(run, want);
+		err = drain_and_destroy(run);
+		bad |= expect_eq("lb_pcpu_destroy error",
+				 (unsigned long long)-err, 0);
+	}
+	bad |= check_objects(run, want);
+	bad |= check_lock(run);
+	return !bad;
 }
 
 static void fill_result(const struct lf_run *run, size_t size,
-			uint64_t elapsed, uint64_t stalls, struct lf_result *res)
+			struct lf_result *res)
 {
 	const struct lf_conf *conf = run->conf;
 
@@ -327,12 +366,12 @@ static void fill_result(const struct lf_run *run, size_t size,
 	res->mem = conf->mem;
 	res->lock_kind = conf->lock_kind;
 	res->objects = (uint64_t)conf->threads * conf->loops * run->nr_live;
-	res->elapsed_ns = elapsed ? elapsed : 1;
 	res->ops_per_sec = 2.0 * (double)res->objects * 1e9 /
 			   (double)res->elapsed_ns;
+	res->ops_per_cpu_sec = 2.0 * (double)res->objects * 1e9 /
+			       (double)res->cpu_ns;
 	res->path[LF_PATH_ADD] = run->lru.path[LF_PATH_ADD];
 	res->path[LF_PATH_RELEASE] = run->lru.path[LF_PATH_RELEASE];
-	res->pool_stalls = stalls;
 }
 
 static const enum lb_pcpu_mode pcpu_mode[] = {
@@ -340,6 +379,25 @@ static const enum lb_pcpu_mode pcpu_mode[] = {
 	[LF_BYPASS] = LB_PCPU_BYPASS_LARGE,
 	[LF_WEIGHTED] = LB_PCPU_WEIGHTED,
 };
+
+static int create_pcpu(struct lf_run *run, struct lf_result *res)
+{
+	struct lb_pcpu_conf pconf = {
+		.mode = pcpu_mode[run->mode],
+		.ops = &lf_lru_ops,
+		.backend = &run->lru,
+	};
+	struct lb_pcpu_stats ps;
+	int err;
+
+	err = lb_pcpu_create(&run->pc, &pconf);
+	if (err)
+		return err;
+	lb_pcpu_stats(run->pc, &ps, NULL, 0);
+	res->nr_slots = ps.nr_slots;
+	res->cpu_src = ps.cpu_src;
+	return 0;
+}
 
 /*
  * Return: 0 with *res filled (res->verified says whether the checks
@@ -349,11 +407,8 @@ int lf_run(const struct lf_conf *conf, size_t size, enum lf_mode mode,
 	   const struct lf_hooks *hooks, struct lf_result *res)
 {
 	struct lf_run run = { .conf = conf, .mode = mode };
-	struct lb_pcpu_conf pconf = { 0 };
-	struct lb_pcpu_stats ps;
-	unsigned int t, started = 0;
-	uint64_t t0, t1, stalls = 0, cpu = 0, want;
-	int err, bad;
+	uint64_t want;
+	int err;
 
 	memset(res, 0, sizeof(*res));
 	run.weight = (uint32_t)(size / LF_UNIT);
@@ -367,61 +422,19 @@ int lf_run(const struct lf_conf *conf, size_t size, enum lf_mode mode,
 	res->cpu_src = lb_cpu_source();
 	res->nr_slots = lb_cpu_count();
 	if (mode != LF_LIMIT) {
-		pconf.mode = pcpu_mode[mode];
-		pconf.ops = &lf_lru_ops;
-		pconf.backend = &run.lru;
-		err = lb_pcpu_create(&run.pc, &pconf);
+		err = create_pcpu(&run, res);
 		if (err)
 			goto out_lru;
-		lb_pcpu_stats(run.pc, &ps, NULL, 0);
-		res->nr_slots = ps.nr_slots;
-		res->cpu_src = ps.cpu_src;
 	}
 	err = workers_alloc(&run, res->nr_slots);
-	if (err)
-		goto out_workers;
-	err = -pthread_barrier_init(&run.start, NULL, conf->threads + 1);
+	if (!err)
+		err = -pthread_barrier_init(&run.start, NULL, conf->threads + 1);
 	if (err)
 		goto out_workers;
 
-	err = start_threads(&run, &started);
-	if (err) {
-		/* The barrier cannot be passed now; nothing can be measured. */
-		fprintf(stderr, "lru-fault: pthread_create: %s\n", strerror(-err));
-		exit(1);
-	}
-	pthread_barrier_wait(&run.start);
-	for (t = 0; t < started; t++)
-		pthread_join(run.w[t].tid, NULL);
-
-	/*
-	 * From the first thread's start to the last one's end: the main thread
-	 * may wake from the barrier late, so it does not time the run itself.
-	 */
-	t0 = UINT64_MAX;
-	t1 = 0;
-	for (t = 0; t < conf->threads; t++) {
-		stalls += run.w[t].stalls;
-		cpu += run.w[t].cpu_ns;
-		if (run.w[t].t_start < t0)
-			t0 = run.w[t].t_start;
-		if (run.w[t].t_end > t1)
-			t1 = run.w[t].t_end;
-	}
-	bad = 0;
-	if (run.pc) {
-		bad |= check_pcpu(&run, want);
-		err = drain_and_destroy(&run);
-		bad |= expect_eq("lb_pcpu_destroy error", (unsigned long long)-err, 0);
-	}
-	bad |= check_objects(&run, want);
-	bad |= check_lock(&run);
-	fill_result(&run, size, t1 - t0, stalls, res);
-	res->cpu_ns = cpu ? cpu : 1;
-	res->ops_per_cpu_sec = 2.0 * (double)res->objects * 1e9 /
-			       (double)res->cpu_ns;
-	res->verified = !bad;
-	err = 0;
+	run_workers(&run, res);
+	res->verified = verify(&run, want);
+	fill_result(&run, size, res);
 	pthread_barrier_destroy(&run.start);
 out_workers:
 	workers_free(&run);
