@@ -25,6 +25,23 @@ case $json in
 *'"verified":false'*) fail "lru-fault --json reports a failed run" ;;
 esac
 
+# Counts that do not depend on scheduling: one thread, 124K per loop, two
+# loops. Baseline takes the lock once per add; bypass once per 16K add;
+# unmapping takes it once per 31 objects (31 x 4K, 7 x 16K: once a loop).
+json=$("$lf" --threads 1 --mem 124K --loops 2 --sizes 4K,16K \
+	--modes baseline,bypass,limit --json)
+expect() {
+	line=$(printf '%s\n' "$json" | grep "\"size_bytes\":$1,\"mode\":\"$2\"")
+	case $line in
+	*"\"add_acquisitions\":$3,\"release_acquisitions\":$4,"*) ;;
+	*) fail "lru-fault $1 $2: want $3 add and $4 release acquisitions: $line" ;;
+	esac
+}
+expect 4096 baseline 62 2
+expect 16384 baseline 14 2
+expect 16384 bypass 14 2
+expect 4096 limit 0 0
+
 "$lf" --threads 3 --mem 128K --loops 1 --sizes 4K,16K,64K,128K \
 	--modes baseline,bypass,weighted,limit >/dev/null
 "$lf" --threads 4 --mem 64K --loops 3 --lock spin >/dev/null
