@@ -117,6 +117,12 @@ int lb_pcpu_create(struct lb_pcpu **pcp, const struct lb_pcpu_conf *conf)
  * object may be freed and its node must not be touched again. inflight
  * tells settle-like callers that a flush of this slot has objects between
  * swap-out and @put.
+ *
+ * inflight is raised before the batch count and the nodes are cleared, and
+ * a store fence keeps that order for lock-free readers: whoever sees a node
+ * or a batch emptied by this swap-out also sees the flush in flight
+ * (lb_pcpu_settle() and the empty-slot skip of lb_pcpu_drain_all() rely on
+ * it).
  */
 void lbi_swap_out(struct lb_pcpu *pc, unsigned int idx,
 		  struct lbi_flushbuf *buf, enum lb_flush_cause cause)
@@ -124,6 +130,8 @@ void lbi_swap_out(struct lb_pcpu *pc, unsigned int idx,
 	struct lbi_slot *s = &pc->slots[idx];
 	unsigned int i, nr = s->batch.nr;
 
+	ck_pr_inc_32(&s->inflight);
+	ck_pr_fence_store();
 	buf->slot = idx;
 	buf->nr = nr;
 	buf->weight = s->batch.weight;
@@ -135,7 +143,6 @@ void lbi_swap_out(struct lb_pcpu *pc, unsigned int idx,
 	s->st.objs_flushed += nr;
 	s->st.weight_flushed += s->batch.weight;
 	lbi_wbatch_reinit(&s->batch);
-	ck_pr_inc_32(&s->inflight);
 }
 
 static void *backend_of(const struct lb_pcpu *pc, void *obj)
@@ -220,8 +227,9 @@ int lb_pcpu_add(struct lb_pcpu *pc, void *obj, struct lb_node *n,
 		lbi_spin_unlock(&s->lock);
 		return -EEXIST;
 	}
-	n->home = idx + 1;
-	n->owner = pc->id;
+	/* Read without the slot lock by settle: single-copy atomic stores. */
+	ck_pr_store_32(&n->home, idx + 1);
+	ck_pr_store_32(&n->owner, pc->id);
 	if (pc->ops.get)
 		pc->ops.get(obj);
 	s->nodes[s->batch.nr] = n;
