@@ -145,10 +145,12 @@ struct lf_worker;
 
 /*
  * Per-object hook point, run by the populating thread right after each
- * add (NULL: none). A hook that hands @obj to another thread must take a
- * reference first (ck_pr_inc_32(&obj->ref)) and drop it with lf_obj_put()
- * from a thread with an attached lf_relq. Example: a --split-every N
- * option handing every N-th object to a settler thread, as a split would.
+ * add (NULL: none). That thread holds the mapping's reference until its
+ * unmap pass, so @obj stays valid here. A hook that hands @obj to another
+ * thread must take a reference first (ck_pr_inc_32(&obj->ref)) and drop it
+ * with lf_obj_put() from a thread with an attached lf_relq. Example: a
+ * --split-every N option handing every N-th object to a settler thread,
+ * as a split would.
  */
 struct lf_hooks {
 	void (*added)(struct lf_run *run, struct lf_obj *obj, void *arg);
