@@ -26,6 +26,7 @@ static uint32_t next_pcpu_id;
 #define LBI_PENDING_MAX 4
 struct lbi_reentry {
 	struct lb_pcpu *committing;	/* pc whose commit runs on this thread */
+	unsigned int in_callback;	/* depth of commit_runs() on this thread */
 	unsigned int nr_pending;
 	struct lbi_flushbuf pending[LBI_PENDING_MAX];
 };
@@ -107,6 +108,11 @@ int lb_pcpu_create(struct lb_pcpu **pcp, const struct lb_pcpu_conf *conf)
 		lbi_spin_init(&pc->slots[i].lock);
 		lbi_wbatch_init_nocheck(&pc->slots[i].batch, max_nr, max_weight);
 	}
+	if (lbi_drain_init(pc)) {
+		free(pc->slots);
+		free(pc);
+		return -ENOMEM;
+	}
 	*pcp = pc;
 	return 0;
 }
@@ -117,6 +123,12 @@ int lb_pcpu_create(struct lb_pcpu **pcp, const struct lb_pcpu_conf *conf)
  * object may be freed and its node must not be touched again. inflight
  * tells settle-like callers that a flush of this slot has objects between
  * swap-out and @put.
+ *
+ * inflight is raised before the batch count and the nodes are cleared, and
+ * a store fence keeps that order for lock-free readers: whoever sees a node
+ * or a batch emptied by this swap-out also sees the flush in flight
+ * (lb_pcpu_settle() and the empty-slot skip of lb_pcpu_drain_all() rely on
+ * it).
  */
 void lbi_swap_out(struct lb_pcpu *pc, unsigned int idx,
 		  struct lbi_flushbuf *buf, enum lb_flush_cause cause)
@@ -124,6 +136,10 @@ void lbi_swap_out(struct lb_pcpu *pc, unsigned int idx,
 	struct lbi_slot *s = &pc->slots[idx];
 	unsigned int i, nr = s->batch.nr;
 
+	buf->epoch = s->epoch & 1;
+	ck_pr_inc_32(&s->inflight);
+	ck_pr_inc_32(&s->epoch_inflight[buf->epoch]);
+	ck_pr_fence_store();
 	buf->slot = idx;
 	buf->nr = nr;
 	buf->weight = s->batch.weight;
@@ -135,7 +151,6 @@ void lbi_swap_out(struct lb_pcpu *pc, unsigned int idx,
 	s->st.objs_flushed += nr;
 	s->st.weight_flushed += s->batch.weight;
 	lbi_wbatch_reinit(&s->batch);
-	ck_pr_inc_32(&s->inflight);
 }
 
 static void *backend_of(const struct lb_pcpu *pc, void *obj)
@@ -146,8 +161,10 @@ static void *backend_of(const struct lb_pcpu *pc, void *obj)
 static void commit_runs(struct lb_pcpu *pc, struct lbi_flushbuf *buf)
 {
 	struct lb_pcpu *outer = reentry.committing;
+	struct lbi_slot *s = &pc->slots[buf->slot];
 	unsigned int i = 0, j, runs = 0;
 
+	reentry.in_callback++;
 	while (i < buf->nr) {
 		void *be = backend_of(pc, buf->objs[i]);
 
@@ -168,10 +185,18 @@ static void commit_runs(struct lb_pcpu *pc, struct lbi_flushbuf *buf)
 	if (pc->ops.put)
 		for (i = 0; i < buf->nr; i++)
 			pc->ops.put(buf->objs[i]);
-	ck_pr_add_64(&pc->slots[buf->slot].backend_locks, runs);
+	ck_pr_add_64(&s->backend_locks, runs);
 	/* Orders the commit and @put before inflight drops (settle waits on it). */
 	ck_pr_fence_release();
-	ck_pr_dec_32(&pc->slots[buf->slot].inflight);
+	ck_pr_dec_32(&s->epoch_inflight[buf->epoch]);
+	ck_pr_dec_32(&s->inflight);
+	reentry.in_callback--;
+}
+
+/* Whether this thread runs @commit, @after or @put of some flush now. */
+bool lbi_in_callback(void)
+{
+	return reentry.in_callback != 0;
 }
 
 /*
@@ -191,14 +216,18 @@ void lbi_flush_buf(struct lb_pcpu *pc, struct lbi_flushbuf *buf)
 	}
 }
 
+/* @room: what lbi_wbatch_add() returned; > 0 means only disable flushes. */
 static enum lb_flush_cause add_cause(const struct lb_pcpu *pc,
-				     const struct lb_wbatch *b, uint32_t weight)
+				     const struct lb_wbatch *b, uint32_t weight,
+				     int room)
 {
 	/* BASELINE commits every add on its own: "full", whatever the weight. */
 	if (pc->mode == LB_PCPU_BASELINE)
 		return LB_FLUSH_FULL;
 	if (weight > pc->bypass_above || weight >= b->max_weight)
 		return LB_FLUSH_BYPASS;
+	if (room > 0)
+		return LB_FLUSH_DISABLE;
 	if (b->nr >= b->max_nr)
 		return LB_FLUSH_FULL;
 	return LB_FLUSH_WEIGHT;
@@ -223,7 +252,7 @@ int lb_pcpu_add(struct lb_pcpu *pc, void *obj, struct lb_node *n,
 		lbi_spin_unlock(&s->lock);
 		return -EEXIST;
 	}
-	/* Read without the slot lock by settle: single atomic stores. */
+	/* Read without the slot lock by settle: single-copy atomic stores. */
 	ck_pr_store_32(&n->home, idx + 1);
 	ck_pr_store_32(&n->owner, pc->id);
 	if (pc->ops.get)
@@ -232,7 +261,14 @@ int lb_pcpu_add(struct lb_pcpu *pc, void *obj, struct lb_node *n,
 	rc = lbi_wbatch_add(&s->batch, obj, weight);
 	s->st.adds++;
 	s->st.weight_added += weight;
-	if (lbi_likely(rc > 0 && weight <= pc->bypass_above)) {
+	/*
+	 * disabled is read under the slot lock: lb_pcpu_disable() raises it
+	 * and then takes every slot lock, so an add either runs before the
+	 * disable's pass reaches this slot (and is flushed by it) or sees the
+	 * raised count here and flushes at once.
+	 */
+	if (lbi_likely(rc > 0 && weight <= pc->bypass_above &&
+		       !ck_pr_load_32(&pc->disabled))) {
 		lbi_spin_unlock(&s->lock);
 		return 0;
 	}
@@ -250,11 +286,11 @@ int lb_pcpu_add(struct lb_pcpu *pc, void *obj, struct lb_node *n,
 			return -EAGAIN;
 		}
 		lbi_swap_out(pc, idx, &reentry.pending[reentry.nr_pending++],
-			     add_cause(pc, &s->batch, weight));
+			     add_cause(pc, &s->batch, weight, rc));
 		lbi_spin_unlock(&s->lock);
 		return 1;
 	}
-	lbi_swap_out(pc, idx, &buf, add_cause(pc, &s->batch, weight));
+	lbi_swap_out(pc, idx, &buf, add_cause(pc, &s->batch, weight, rc));
 	lbi_spin_unlock(&s->lock);
 	lbi_flush_buf(pc, &buf);
 	return 1;
@@ -311,6 +347,7 @@ int lb_pcpu_destroy(struct lb_pcpu *pc)
 		lbi_spin_unlock(&pc->slots[i].lock);
 	for (i = 0; i < pc->nr_slots; i++)
 		lbi_drain_slot(pc, i, LB_FLUSH_DESTROY);
+	lbi_drain_fini(pc);
 	free(pc->slots);
 	free(pc);
 	return 0;
@@ -344,6 +381,7 @@ int lb_pcpu_stats(struct lb_pcpu *pc, struct lb_pcpu_stats *out,
 		out->nr_slots = pc->nr_slots;
 		out->cpu_src = pc->cpu_fn ? LB_CPU_SRC_INJECTED :
 					    lb_cpu_source();
+		lbi_drain_stats(pc, &out->drain);
 	}
 	for (i = 0; i < pc->nr_slots; i++) {
 		struct lbi_slot *s = &pc->slots[i];

@@ -6,6 +6,10 @@
 #ifndef LOCKBATCH_PCPU_IMPL_H
 #define LOCKBATCH_PCPU_IMPL_H
 
+#include <pthread.h>
+#include <stdbool.h>
+
+#include <ck_backoff.h>
 #include <ck_md.h>
 #include <ck_spinlock.h>
 
@@ -19,27 +23,54 @@
 struct lbi_slot {
 	ck_spinlock_fas_t lock;
 	uint32_t inflight;		/* swapped out, not yet put; atomic */
+	/*
+	 * The same flushes split in two epochs, so that a drain pass can wait
+	 * for the flushes that started before it without chasing new ones
+	 * (SRCU's two counters): swap-out counts into epoch_inflight[epoch & 1]
+	 * and a pass flips epoch under the lock, then waits for the old one.
+	 */
+	uint32_t epoch;			/* under lock; flipped by drain passes */
+	uint32_t epoch_inflight[2];	/* atomic */
 	uint64_t backend_locks;		/* back-end lock holds by flushes; atomic */
 	struct lb_wbatch batch;		/* under lock */
 	struct lb_node *nodes[LB_WBATCH_MAX];	/* under lock, parallel to batch */
 	struct lb_pcpu_slot_stats st;	/* under lock */
 } __attribute__((aligned(CK_MD_CACHELINE)));
 
+/* drain_all coalescing and the drain-path counters (pcpu_drain.c). */
+struct lbi_drain {
+	pthread_mutex_t lock;		/* serialises drain_all passes */
+	uint64_t gen;			/* passes started; atomic */
+	uint64_t calls;			/* atomic, as every counter below */
+	uint64_t passes;
+	uint64_t forced;
+	uint64_t coalesced;
+	uint64_t slots_touched;
+	uint64_t slots_max;		/* under lock */
+	uint64_t settle[3];		/* by outcome - LB_SETTLED */
+	uint64_t settle_waits;
+};
+
 struct lb_pcpu {
 	struct lbi_slot *slots;
 	unsigned int nr_slots;
 	enum lb_pcpu_mode mode;
+	uint32_t disabled;		/* lb_pcpu_disable() nesting; atomic */
 	uint32_t bypass_above;		/* weights above this never wait */
 	uint32_t id;
 	lb_cpu_fn cpu_fn;
 	void *cpu_arg;
 	void *backend;
 	struct lb_backend_ops ops;
+	/* Keeps the drain counters off the line the add path reads. */
+	char pad[CK_MD_CACHELINE];
+	struct lbi_drain drain;
 };
 
 /* A batch swapped out of its slot, on its way to the back-end. */
 struct lbi_flushbuf {
 	unsigned int slot;
+	unsigned int epoch;		/* which epoch_inflight counts it */
 	unsigned int nr;
 	uint32_t weight;
 	void *objs[LB_WBATCH_MAX];
@@ -51,5 +82,14 @@ void lbi_swap_out(struct lb_pcpu *pc, unsigned int idx,
 void lbi_flush_buf(struct lb_pcpu *pc, struct lbi_flushbuf *buf);
 int lbi_drain_slot(struct lb_pcpu *pc, unsigned int idx,
 		   enum lb_flush_cause cause);
+bool lbi_in_callback(void);
+
+/* pcpu_drain.c */
+int lbi_node_check(const struct lb_pcpu *pc, const struct lb_node *n);
+int lbi_lock_node_slot(struct lb_pcpu *pc, struct lb_node *n);
+void lbi_wait_step(ck_backoff_t *b, unsigned int *spins);
+int lbi_drain_init(struct lb_pcpu *pc);
+void lbi_drain_fini(struct lb_pcpu *pc);
+void lbi_drain_stats(struct lb_pcpu *pc, struct lb_pcpu_drain_stats *out);
 
 #endif /* LOCKBATCH_PCPU_IMPL_H */

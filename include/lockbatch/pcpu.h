@@ -43,20 +43,40 @@
  * optional @get is called when an object enters a batch and @put once it
  * has been committed and @after has run.
  *
- * Concurrency (X = needs external exclusion, - = safe together):
+ * Concurrency (X = needs external exclusion, - = safe together; drain_obj
+ * stands for lb_pcpu_drain_obj() and lb_pcpu_drain_objs(), settle for both
+ * settle calls, drain_all for lb_pcpu_drain_all() and its forced variant,
+ * disable for lb_pcpu_disable() and lb_pcpu_enable()):
  *
- * ============  ===  ===========  =====  =======
- *               add  drain_local  stats  destroy
- * ============  ===  ===========  =====  =======
- * add            -        -         -       X
- * drain_local    -        -         -       X
- * stats          -        -         -       X
- * destroy        X        X         X       X
- * ============  ===  ===========  =====  =======
+ * ===========  ===  ===========  =========  ======  =========  =======  =====  =======
+ *              add  drain_local  drain_obj  settle  drain_all  disable  stats  destroy
+ * ===========  ===  ===========  =========  ======  =========  =======  =====  =======
+ * add           -        -           -         -        -          -       -       X
+ * drain_local   -        -           -         -        -          -       -       X
+ * drain_obj     -        -           -         -        -          -       -       X
+ * settle        -        -           -         -        -          -       -       X
+ * drain_all     -        -           -         -        -          -       -       X
+ * disable       -        -           -         -        -          -       -       X
+ * stats         -        -           -         -        -          -       -       X
+ * destroy       X        X           X         X        X          X       X       X
+ * ===========  ===  ===========  =========  ======  =========  =======  =====  =======
+ *
+ * From inside @commit, @after or @put only lb_pcpu_add(), lb_pcpu_enable()
+ * and lb_pcpu_stats() may be called; the drain and settle calls return
+ * %-EDEADLK there.
+ *
+ * Drain on demand (second half of this header): lb_pcpu_drain_obj() and
+ * lb_pcpu_drain_objs() flush only the slots holding given objects;
+ * lb_pcpu_settle() checks an object's reference count against what the
+ * caller can account for and flushes the one slot holding it only when the
+ * batch's reference is the whole surplus; lb_pcpu_drain_all() flushes
+ * every slot, concurrent callers sharing passes; lb_pcpu_disable() turns
+ * batching off.
  *
  * Sources: mm/swap.c folio_add_lru(), folio_batch_add_and_move(),
- * folio_batch_move_lru(), lru_add_drain(); "mm: allow smaller large
- * folios to use lru_cache" (RFC v3, 2026).
+ * folio_batch_move_lru(), lru_add_drain(), __lru_add_drain_all(),
+ * lru_cache_disable(); "mm: allow smaller large folios to use lru_cache"
+ * (RFC v3, 2026).
  */
 
 /**
@@ -201,17 +221,60 @@ struct lb_pcpu_slot_stats {
 };
 
 /**
+ * struct lb_pcpu_drain_stats - Counters of the drain-on-demand paths.
+ * @settled: lb_pcpu_settle() calls that returned %LB_SETTLED.
+ * @drained: ... that returned %LB_DRAINED (each flushed exactly one slot).
+ * @busy: ... that returned %LB_BUSY (none flushed anything).
+ * @settle_waits: Settles that waited for in-flight flushes of the object's
+ *                home slot before deciding.
+ * @drain_all_calls: lb_pcpu_drain_all(), lb_pcpu_drain_all_forced() and
+ *                   lb_pcpu_disable() calls that ran or shared a pass.
+ * @drain_all_passes: Passes run (each under the drain mutex).
+ * @drain_all_forced: Forced passes among them.
+ * @drain_all_coalesced: Calls that returned on a pass another caller ran
+ *                       (@drain_all_calls = @drain_all_passes +
+ *                       @drain_all_coalesced once callers have returned).
+ * @drain_all_slots_touched: Slot locks taken by passes, summed; slots a
+ *                           non-forced pass skipped as empty are not
+ *                           counted. Per pass: divide by @drain_all_passes.
+ * @drain_all_slots_max: Most slots a single pass touched.
+ * @disable_depth: Current lb_pcpu_disable() nesting count (0: enabled).
+ *
+ * Flushes by cause (%LB_FLUSH_DRAIN_OBJ for lb_pcpu_drain_obj() and the
+ * flush of a DRAINED settle, %LB_FLUSH_DRAIN_OBJS, %LB_FLUSH_DRAIN_ALL,
+ * %LB_FLUSH_DISABLE) are in &struct lb_pcpu_slot_stats.
+ */
+struct lb_pcpu_drain_stats {
+	uint64_t settled;
+	uint64_t drained;
+	uint64_t busy;
+	uint64_t settle_waits;
+	uint64_t drain_all_calls;
+	uint64_t drain_all_passes;
+	uint64_t drain_all_forced;
+	uint64_t drain_all_coalesced;
+	uint64_t drain_all_slots_touched;
+	uint64_t drain_all_slots_max;
+	uint32_t disable_depth;
+};
+
+/**
  * struct lb_pcpu_stats - Whole-object statistics.
  * @total: Sum of every slot's counters.
  * @backend_locks: Back-end lock acquisitions made by flushes (one per run).
  * @nr_slots: Number of slots.
- * @cpu_src: The CPU-id source in use.
+ * @cpu_src: The CPU-id source in use (for the default source: the one the
+ *           calling thread uses; %LB_CPU_SRC_GETCPU when glibc's rseq
+ *           registration is off, e.g. ``GLIBC_TUNABLES=glibc.pthread.rseq=0``).
+ * @drain: Settle outcomes and drain_all passes; see
+ *         &struct lb_pcpu_drain_stats.
  */
 struct lb_pcpu_stats {
 	struct lb_pcpu_slot_stats total;
 	uint64_t backend_locks;
 	unsigned int nr_slots;
 	enum lb_cpu_src cpu_src;
+	struct lb_pcpu_drain_stats drain;
 };
 
 struct lb_pcpu;
@@ -308,5 +371,320 @@ int lb_pcpu_stats(struct lb_pcpu *pc, struct lb_pcpu_stats *out,
  * "drain_objs", "drain_all", "disable", "destroy", or "invalid".
  */
 const char *lb_pcpu_flush_cause_name(enum lb_flush_cause cause);
+
+/*
+ * Drain on demand.
+ *
+ * Linux can drain its per-CPU LRU caches only locally (lru_add_drain()) or
+ * everywhere (lru_add_drain_all(): a global mutex, a work item on every CPU
+ * with something cached, a wait for all of them), so a caller that needs an
+ * exact reference count and sees one reference too many drains every CPU.
+ * Here every slot has a real lock and every cached object records its slot
+ * (&struct lb_node), so a drain can target the one slot that holds an
+ * object, and a reference check can tell when draining cannot help.
+ *
+ * None of these calls may be made from @commit, @after or @put (of any
+ * &struct lb_pcpu): @commit runs under the back-end lock a flush would take
+ * again, and the waits below would wait for the caller's own flush. They
+ * return %-EDEADLK there instead.
+ */
+
+/**
+ * lb_pcpu_drain_obj() - Flush the one slot whose batch holds an object.
+ * @pc: The object's &struct lb_pcpu.
+ * @n: The object's node.
+ *
+ * Reads @n->slot, takes that slot's lock and checks again that the node is
+ * still there (between the read and the lock the object may have been
+ * flushed by its slot, committed and re-added to another slot); if it
+ * moved, follows it. The slot is flushed with cause %LB_FLUSH_DRAIN_OBJ,
+ * together with whatever else its batch held. O(1) in the number of slots:
+ * no other slot is read or locked.
+ *
+ * The result holds only as long as nobody adds the object again. To rely
+ * on "not cached" after the call the caller must exclude lb_pcpu_add() of
+ * this object, as the kernel does with the folio lock or by isolating the
+ * folio from its LRU (an isolated folio is not re-added until putback).
+ * A return of 0 also covers an object whose batch another thread is
+ * flushing right now: it has left its batch but its commit and @put may
+ * still be running (lb_pcpu_settle() waits for that window).
+ *
+ * Source: the per-folio drain Linux lacks (lru_cache_drain_for_folio()
+ * drains locally, then everywhere; "mm: allow smaller large folios to use
+ * lru_cache", RFC v3, 2026) made possible by remotely lockable batches
+ * (the per-CPU spinlocks of "mm/swap: Allow remote LRU cache draining",
+ * 2021).
+ *
+ * Context: Any thread but a callback. Takes one slot lock, then the
+ * back-end lock; runs @commit, @after and @put of the flushed batch.
+ * Return:
+ * * 1 - the slot holding @n was flushed; its objects, @n's included, have
+ *   been committed.
+ * * 0 - @n was not cached in a batch of @pc (never added, committed, or
+ *   in flight).
+ * * %-EINVAL - @pc or @n is NULL, or @n holds a slot number @pc cannot have
+ *   written (a corrupt or uninitialised node).
+ * * %-EXDEV - @n was last cached by another &struct lb_pcpu.
+ * * %-EAGAIN - @n kept moving between slots (the caller does not exclude
+ *   adds); nothing was flushed.
+ * * %-EDEADLK - called from @commit, @after or @put.
+ */
+int lb_pcpu_drain_obj(struct lb_pcpu *pc, struct lb_node *n);
+
+/**
+ * lb_pcpu_drain_objs() - Flush the slots holding any of several objects, each once.
+ * @pc: The objects' &struct lb_pcpu.
+ * @nodes: Their nodes, @cnt entries; duplicates and uncached nodes are fine.
+ * @cnt: Number of entries in @nodes.
+ *
+ * Like lb_pcpu_drain_obj() for every node, but a slot is flushed at most
+ * once per call (cause %LB_FLUSH_DRAIN_OBJS): objects found in a slot this
+ * call already flushed were re-added after that flush and are left there.
+ * This is the batching of "mm: batch lru_cache draining in
+ * deferred_split_scan" (RFC v3 patch 4/4), where one shrinker pass drains
+ * at most once, applied per slot instead of per "local, then all". Every
+ * node is validated before anything is flushed.
+ *
+ * Context: Any thread but a callback. Takes the slot locks one at a time,
+ * each followed by the back-end lock. Allocates a bitmap of the slots when
+ * there are more than 1024 of them.
+ * Return: the number of slots flushed (0..min(@cnt, slot count)), or
+ * * %-EINVAL - @pc is NULL, @nodes is NULL with @cnt > 0, an entry is
+ *   NULL or corrupt. Nothing flushed.
+ * * %-EXDEV - an entry was last cached by another &struct lb_pcpu.
+ *   Nothing flushed.
+ * * %-ENOMEM - the slot bitmap could not be allocated. Nothing flushed.
+ * * %-EDEADLK - called from @commit, @after or @put. Nothing flushed.
+ */
+int lb_pcpu_drain_objs(struct lb_pcpu *pc, struct lb_node *const *nodes,
+		       unsigned int cnt);
+
+/**
+ * enum lb_settle_result - Outcome of lb_pcpu_settle().
+ * @LB_SETTLED: The count equalled the expectation and the object was in no
+ *              batch. Nothing was flushed.
+ * @LB_DRAINED: The only reference beyond the expectation was the batch's:
+ *              that one slot was flushed (cause %LB_FLUSH_DRAIN_OBJ) and
+ *              the batch's reference dropped, so the count is now the
+ *              expectation (unless others took references since).
+ * @LB_BUSY: References beyond the expectation are held by others (after
+ *           discounting the batch's): draining could not help, so nothing
+ *           was flushed anywhere. Never a drain-all fallback.
+ *
+ * Positive, so that they never collide with the negative errnos.
+ */
+enum lb_settle_result {
+	LB_SETTLED = 1,
+	LB_DRAINED = 2,
+	LB_BUSY = 3,
+};
+
+/**
+ * define LB_PCPU_SETTLE_WAIT_NS - Longest wait for an in-flight flush in settle (10 ms).
+ *
+ * A flush of the object's home slot that is between swap-out and @put
+ * still holds the batch's reference while the node already reads "not
+ * cached". Settle waits this long at most (backing off, then yielding) for
+ * such flushes to finish before it reports %LB_BUSY. Long enough to cover
+ * a flushing thread preempted for a time slice, short enough for a caller
+ * that will retry.
+ */
+#define LB_PCPU_SETTLE_WAIT_NS 10000000ull
+
+/**
+ * lb_pcpu_settle() - Make an object's reference count exact, draining only if that can help.
+ * @pc: The object's &struct lb_pcpu.
+ * @obj: The object (what lb_pcpu_add() was given; passed to @refcount).
+ * @n: Its node.
+ * @expected: Every reference the caller can account for, its own included
+ *            (mappings, caches, the caller's pin or pins), but not the
+ *            batch's. >= 0.
+ *
+ * The reference-expectation check the kernel does before a split, a
+ * migration or a long-term pin, without its fallback: with R = @refcount
+ *
+ * * not cached and R == @expected: %LB_SETTLED;
+ * * cached in slot s and R == @expected + 1: the surplus is the batch's
+ *   reference, so slot s alone is flushed: %LB_DRAINED;
+ * * otherwise, R > @expected: someone else holds references; draining any
+ *   slot cannot make R equal @expected: %LB_BUSY, nothing flushed.
+ *
+ * The cached case is decided under slot s's lock, where the node cannot
+ * leave the slot, so the slot flushed is always the one that held the
+ * object. The uncached case reads R without a lock: its answer is a true
+ * statement about one instant during the call.
+ *
+ * Race window: a flush swaps its batch out (the node reads "not cached")
+ * before it commits and drops the batch's reference with @put. A settle
+ * landing in between sees R == @expected + 1 and no slot. If the object's
+ * home slot (&lb_node.home) has flushes in flight, settle waits for them
+ * (up to %LB_PCPU_SETTLE_WAIT_NS) and decides again; if none are in flight
+ * the surplus is someone else's: %LB_BUSY. A surplus of two or more is
+ * %LB_BUSY without waiting. A re-add of the object to another slot while
+ * its previous flush is still in flight also reads as %LB_BUSY.
+ *
+ * Retry contract: %LB_SETTLED and %LB_DRAINED describe the count at one
+ * instant during the call; to act on them (freeze the count, migrate) the
+ * caller must keep new references out, and must exclude lb_pcpu_add() of
+ * the object (object lock or isolation, see lb_pcpu_drain_obj()). %LB_BUSY
+ * changed nothing: the caller may retry later (the kernel's split returns
+ * -EAGAIN) and a retry is always safe; it becomes %LB_DRAINED or
+ * %LB_SETTLED once the other holders let go. Never retry with a larger
+ * @expected to force progress: that hides the other holders.
+ *
+ * The caller must keep @obj alive across the call (normally through one of
+ * the references in @expected): a DRAINED settle runs @put.
+ *
+ * Sources: the checks of "mm: drain LRU cache if necessary for splitting
+ * large folios" (RFC v3 patch 3/4: drain only when exactly one unexplained
+ * reference exists) and of "mm/gup: fix always draining LRU caches in
+ * collect_longterm_unpinnable_folios()", with the targeted drain replacing
+ * lru_cache_drain_for_folio()'s local-then-all escalation.
+ *
+ * Context: Any thread but a callback. May take the object's slot lock and
+ * the back-end lock; calls @refcount (also under the slot lock: it must not
+ * block or call into @pc); may wait up to %LB_PCPU_SETTLE_WAIT_NS.
+ * Return: %LB_SETTLED, %LB_DRAINED or %LB_BUSY, or
+ * * %-EINVAL - @pc, @obj or @n is NULL, @expected is negative, or @n is
+ *   corrupt. Nothing flushed.
+ * * %-ENOENT - @n was never added to any &struct lb_pcpu. Nothing flushed.
+ * * %-EXDEV - @n was last cached by another &struct lb_pcpu. Nothing
+ *   flushed.
+ * * %-EOPNOTSUPP - the back-end has no @refcount. Nothing flushed.
+ * * %-ERANGE - the count is below the expectation (the caller counted
+ *   references that do not exist). Nothing flushed.
+ * * %-EAGAIN - the object kept moving between slots. Nothing flushed.
+ * * %-EDEADLK - called from @commit, @after or @put. Nothing flushed.
+ */
+int lb_pcpu_settle(struct lb_pcpu *pc, void *obj, struct lb_node *n,
+		   long expected);
+
+/**
+ * lb_pcpu_settle_held() - lb_pcpu_settle() for a caller holding several references.
+ * @pc: The object's &struct lb_pcpu.
+ * @obj: The object.
+ * @n: Its node.
+ * @expected: References the object's state explains (mappings, caches), not
+ *            counting the caller's own. >= 0.
+ * @held: References the caller itself holds on @obj: k for a pin of k units
+ *        of a multi-unit object (GUP takes one reference per pinned page),
+ *        the pin bias for a biased pin. >= 0.
+ *
+ * Same as lb_pcpu_settle() with @expected + @held. This is the answer to
+ * the objection against "mm: allow smaller large folios to use lru_cache":
+ * a pin of several pages of a cached small large folio holds an unknown
+ * N >= 1 references, and a check written with "+ 1" cannot tell N - 1 of
+ * them from the batch's reference, so it drains every CPU on every pin.
+ * Given the exact @held, settle drains the one slot; given too small a
+ * @held it reports %LB_BUSY and drains nothing.
+ *
+ * Context: as lb_pcpu_settle().
+ * Return: as lb_pcpu_settle(); %-EINVAL also when @held is negative or
+ * @expected + @held overflows a long.
+ */
+int lb_pcpu_settle_held(struct lb_pcpu *pc, void *obj, struct lb_node *n,
+			long expected, long held);
+
+/**
+ * lb_pcpu_drain_all() - Flush every non-empty slot, sharing passes with concurrent callers.
+ * @pc: The object.
+ *
+ * When it returns, every object that was in a batch of @pc when the call
+ * began (every add that happened before the call) has been committed and
+ * its @put has run.
+ *
+ * Coalescing, as __lru_add_drain_all(): the caller samples the pass
+ * generation, takes the drain mutex, and if a pass started after its
+ * sample (the generation moved) that pass has also completed (it held the
+ * mutex), and it covered everything the caller needs: the caller returns
+ * without a pass of its own. Otherwise it bumps the generation and runs
+ * the pass. So N callers arriving during one pass share the next one.
+ *
+ * A pass skips a slot whose batch count and in-flight counter both read
+ * zero without taking its lock. The racy read is enough: an add that
+ * happened before this call is visible to it (the add unlocked the slot,
+ * and the caller's knowledge of the add implies the ordering), and a count
+ * emptied by a flush from another thread is seen with that flush's
+ * in-flight count (raised first). Adds racing with the pass are not part
+ * of the contract. Non-empty slots are flushed (cause %LB_FLUSH_DRAIN_ALL)
+ * once; then the pass waits for flushes of that slot that other threads
+ * started before it, so objects they swapped out are committed too.
+ *
+ * Source: mm/swap.c __lru_add_drain_all() (generation counter,
+ * cpu_needs_drain()), without the per-CPU work items: each slot is flushed
+ * from the calling thread.
+ *
+ * Context: Any thread but a callback. May sleep on the drain mutex; takes
+ * slot locks one at a time, each followed by the back-end lock; may wait
+ * for other threads' flushes to finish (do not call it holding a lock
+ * their callbacks take).
+ * Return: the number of objects this call's pass flushed (0 when it shared
+ * another caller's pass), or %-EINVAL if @pc is NULL, %-EDEADLK if called
+ * from @commit, @after or @put.
+ */
+int lb_pcpu_drain_all(struct lb_pcpu *pc);
+
+/**
+ * lb_pcpu_drain_all_forced() - Flush every slot, without coalescing or skipping.
+ * @pc: The object.
+ *
+ * A pass of its own (it never returns on another caller's pass), that
+ * takes every slot's lock, empty or not, and re-reads the batch count
+ * under the lock until it reads empty (up to four rounds: while batching
+ * is enabled, adds that keep refilling the slot during the pass are not
+ * the pass's to chase; while it is disabled the second read is always
+ * empty). This is the fix of "mm/page_alloc: fix pcp->count race between
+ * drain_pages_zone() vs __rmqueue_pcplist()" (66eca1021a42): a count read
+ * once, outside the lock, strands what arrives in between. Waits for
+ * in-flight flushes like lb_pcpu_drain_all().
+ *
+ * Context: as lb_pcpu_drain_all().
+ * Return: the number of objects flushed, or %-EINVAL if @pc is NULL,
+ * %-EDEADLK if called from @commit, @after or @put.
+ */
+int lb_pcpu_drain_all_forced(struct lb_pcpu *pc);
+
+/**
+ * lb_pcpu_disable() - Stop batching: drain everything, then send adds straight through.
+ * @pc: The object.
+ *
+ * Raises the nesting count, then runs a forced drain_all pass (flush cause
+ * %LB_FLUSH_DISABLE). When it returns no object is in any batch, and until
+ * as many lb_pcpu_enable() calls follow, every lb_pcpu_add() flushes at
+ * once (cause %LB_FLUSH_DISABLE): the object is committed before the add
+ * returns (or, for an add made by @commit, right after the outer flush).
+ *
+ * Ordering: lb_pcpu_add() reads the count under its slot lock, after
+ * appending. The count is raised (full fence) before the pass takes any
+ * slot lock. For each slot, an add's critical section either comes before
+ * the pass's (the pass finds the object and flushes it) or after it (then
+ * it acquired the lock the pass released after the raise, sees the count
+ * and flushes at once). This replaces the synchronize_rcu_expedited() of
+ * lru_cache_disable(), which waits out adds that read "enabled" before the
+ * increment.
+ *
+ * Source: mm/swap.c lru_cache_disable() (atomic_inc, grace period,
+ * __lru_add_drain_all(true)).
+ *
+ * Context: as lb_pcpu_drain_all_forced().
+ * Return: 0, or %-EINVAL if @pc is NULL, %-EOVERFLOW if the nesting count
+ * is at its maximum (UINT32_MAX), %-EDEADLK if called from @commit, @after
+ * or @put. On error the count is unchanged.
+ */
+int lb_pcpu_disable(struct lb_pcpu *pc);
+
+/**
+ * lb_pcpu_enable() - Undo one lb_pcpu_disable().
+ * @pc: The object.
+ *
+ * Batching resumes when the count reaches zero (mm/swap.h
+ * lru_cache_enable()).
+ *
+ * Context: Any thread, callbacks included. Lock-free.
+ * Return: the remaining nesting count (0: batching is enabled again), or
+ * %-EINVAL if @pc is NULL or batching is not disabled (unbalanced call;
+ * nothing changed).
+ */
+int lb_pcpu_enable(struct lb_pcpu *pc);
 
 #endif /* LOCKBATCH_PCPU_H */

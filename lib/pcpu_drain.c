@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/*
+ * Drain on demand: the slot holding one object, the slots holding several,
+ * every slot (with coalescing), and disabling batching.
+ *
+ * Slots have real locks, so any thread can flush any slot; the kernel's
+ * local_lock batches can only be drained by their own CPU, which is why
+ * lru_add_drain_all() needs a work item per CPU and a global wait.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+
+#include <lockbatch/pcpu.h>
+#include "internal.h"
+#include "pcpu_impl.h"
+
+/* How often a drain follows a node that moved before giving up. */
+#define LBI_CHASE_MAX 8
+/* Re-reads of one slot by a forced pass. */
+#define LBI_FORCED_ROUNDS 4
+/* Slots whose drain_objs bitmap fits on the stack. */
+#define LBI_STACK_SLOTS 1024
+
+int lbi_drain_init(struct lb_pcpu *pc)
+{
+	return pthread_mutex_init(&pc->drain.lock, NULL) ? -ENOMEM : 0;
+}
+
+void lbi_drain_fini(struct lb_pcpu *pc)
+{
+	pthread_mutex_destroy(&pc->drain.lock);
+}
+
+void lbi_drain_stats(struct lb_pcpu *pc, struct lb_pcpu_drain_stats *out)
+{
+	const struct lbi_drain *d = &pc->drain;
+
+	out->settled = ck_pr_load_64(&d->settle[LB_SETTLED - LB_SETTLED]);
+	out->drained = ck_pr_load_64(&d->settle[LB_DRAINED - LB_SETTLED]);
+	out->busy = ck_pr_load_64(&d->settle[LB_BUSY - LB_SETTLED]);
+	out->settle_waits = ck_pr_load_64(&d->settle_waits);
+	out->drain_all_calls = ck_pr_load_64(&d->calls);
+	out->drain_all_passes = ck_pr_load_64(&d->passes);
+	out->drain_all_forced = ck_pr_load_64(&d->forced);
+	out->drain_all_coalesced = ck_pr_load_64(&d->coalesced);
+	out->drain_all_slots_touched = ck_pr_load_64(&d->slots_touched);
+	out->drain_all_slots_max = ck_pr_load_64(&d->slots_max);
+	out->disable_depth = ck_pr_load_32(&pc->disabled);
+}
+
+/* One step of a wait for another thread: back off, then yield the CPU. */
+void lbi_wait_step(ck_backoff_t *b, unsigned int *spins)
+{
+	if (*spins < 16) {
+		ck_backoff_eb(b);
+		(*spins)++;
+	} else {
+		sched_yield();
+	}
+}
+
+/*
+ * Plausibility of a node before any slot is indexed with it. The fields are
+ * read without a lock; the slot number is checked again under the lock.
+ */
+int lbi_node_check(const struct lb_pcpu *pc, const struct lb_node *n)
+{
+	uint32_t owner = ck_pr_load_32(&n->owner);
+
+	if (!owner)
+		return -ENOENT;
+	if (owner != pc->id)
+		return -EXDEV;
+	if (ck_pr_load_32(&n->home) > pc->nr_slots ||
+	    ck_pr_load_32(&n->slot) > pc->nr_slots)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Lock the slot whose batch holds @n. Returns that slot's index + 1 with
+ * its lock held, 0 when @n is in no batch (no lock held), or a negative
+ * errno (no lock held). The lock-free read of n->slot is only a hint:
+ * between it and the lock the batch may have been swapped out and the
+ * object re-added elsewhere, so the node is checked again under the lock,
+ * where it cannot leave the slot.
+ */
+int lbi_lock_node_slot(struct lb_pcpu *pc, struct lb_node *n)
+{
+	unsigned int tries;
+
+	for (tries = 0; tries < LBI_CHASE_MAX; tries++) {
+		uint32_t idx = ck_pr_load_32(&n->slot);
+		struct lbi_slot *s;
+
+		if (!idx)
+			return 0;
+		if (idx > pc->nr_slots)
+			return -EINVAL;
+		s = &pc->slots[idx - 1];
+		lbi_spin_lock(&s->lock);
+		if (ck_pr_load_32(&n->slot) == idx) {
+			if (ck_pr_load_32(&n->owner) == pc->id)
+				return (int)idx;
+			lbi_spin_unlock(&s->lock);
+			return -EXDEV;
+		}
+		lbi_spin_unlock(&s->lock);
+	}
+	return -EAGAIN;
+}
+
+/* Swap out the locked slot @idx, unlock it, commit. */
+static unsigned int flush_locked(struct lb_pcpu *pc, unsigned int idx,
+				 enum lb_flush_cause cause)
+{
+	struct lbi_flushbuf buf;
+
+	lbi_swap_out(pc, idx, &buf, cause);
+	lbi_spin_unlock(&pc->slots[idx].lock);
+	lbi_flush_buf(pc, &buf);
+	return buf.nr;
+}
+
+int lb_pcpu_drain_obj(struct lb_pcpu *pc, struct lb_node *n)
+{
+	int rc;
+
+	if (!pc || !n)
+		return -EINVAL;
+	if (lbi_in_callback())
+		return -EDEADLK;
+	rc = lbi_node_check(pc, n);
+	if (rc)
+		return rc == -ENOENT ? 0 : rc;
+	rc = lbi_lock_node_slot(pc, n);
+	if (rc <= 0)
+		return rc;
+	flush_locked(pc, (unsigned int)rc - 1, LB_FLUSH_DRAIN_OBJ);
+	return 1;
+}
+
+int lb_pcpu_drain_objs(struct lb_pcpu *pc, struct lb_node *const *nodes,
+		       unsigned int cnt)
+{
+	uint64_t stackmap[LBI_STACK_SLOTS / 64] = { 0 };
+	uint64_t *done = stackmap;
+	unsigned int i, flushed = 0;
+	int rc;
+
+	if (!pc || (!nodes && cnt))
+		return -EINVAL;
+	if (lbi_in_callback())
+		return -EDEADLK;
+	/* All or nothing: validate every node before the first flush. */
+	for (i = 0; i < cnt; i++) {
+		if (!nodes[i])
+			return -EINVAL;
+		rc = lbi_node_check(pc, nodes[i]);
+		if (rc && rc != -ENOENT)
+			return rc;
+	}
+	if (pc->nr_slots > LBI_STACK_SLOTS) {
+		done = calloc((pc->nr_slots + 63) / 64, sizeof(*done));
+		if (!done)
+			return -ENOMEM;
+	}
+	for (i = 0; i < cnt; i++) {
+		unsigned int idx;
+
+		rc = lbi_lock_node_slot(pc, nodes[i]);
+		if (rc <= 0)
+			continue;	/* not cached, or moved away meanwhile */
+		idx = (unsigned int)rc - 1;
+		if (done[idx / 64] & (1ull << (idx % 64))) {
+			/* Re-added after this call flushed the slot: leave it. */
+			lbi_spin_unlock(&pc->slots[idx].lock);
+			continue;
+		}
+		done[idx / 64] |= 1ull << (idx % 64);
+		flush_locked(pc, idx, LB_FLUSH_DRAIN_OBJS);
+		flushed++;
+	}
+	if (done != stackmap)
+		free(done);
+	return (int)flushed;
+}
+
+/*
+ * Nothing to do in a slot: an empty batch and no flush in flight. Read
+ * without the lock (see lb_pcpu_drain_all()): the count first, then the
+ * in-flight counter, which lbi_swap_out() raises before it empties the
+ * batch, so an emptied batch is never seen without its flush.
+ */
+static bool slot_idle(struct lbi_slot *s)
+{
+	if (ck_pr_load_16(&s->batch.nr))
+		return false;
+	ck_pr_fence_load();
+	return ck_pr_load_32(&s->inflight) == 0;
+}
+
+/*
+ * One slot of a pass; the drain mutex is held. The epoch flip splits the
+ * slot's flushes into those that started before this point, which the
+ * pass waits for, and later ones, which it does not chase. Only passes flip
+ * (one at a time, under the mutex), so the old epoch only drains.
+ */
+static unsigned int drain_slot_pass(struct lb_pcpu *pc, unsigned int idx,
+				    unsigned int rounds,
+				    enum lb_flush_cause cause)
+{
+	struct lbi_slot *s = &pc->slots[idx];
+	ck_backoff_t b = CK_BACKOFF_INITIALIZER;
+	unsigned int old, objs = 0, spins = 0;
+
+	lbi_spin_lock(&s->lock);
+	old = s->epoch & 1;
+	s->epoch++;
+	while (s->batch.nr && rounds--) {
+		objs += flush_locked(pc, idx, cause);
+		lbi_spin_lock(&s->lock);
+	}
+	lbi_spin_unlock(&s->lock);
+	while (ck_pr_load_32(&s->epoch_inflight[old]))
+		lbi_wait_step(&b, &spins);
+	/* Pairs with the release fence before the counters drop. */
+	ck_pr_fence_acquire();
+	return objs;
+}
+
+static int drain_all(struct lb_pcpu *pc, bool forced, enum lb_flush_cause cause)
+{
+	struct lbi_drain *d = &pc->drain;
+	unsigned int i, touched = 0;
+	uint64_t gen;
+	int objs = 0;
+
+	/*
+	 * As __lru_add_drain_all(): the fence orders this thread's earlier
+	 * adds before the sample, pairing with the fence after the bump
+	 * below, so a pass that bumped after our sample reads our batches.
+	 */
+	ck_pr_fence_memory();
+	gen = ck_pr_load_64(&d->gen);
+	ck_pr_inc_64(&d->calls);
+	pthread_mutex_lock(&d->lock);
+	if (!forced && ck_pr_load_64(&d->gen) != gen) {
+		/* A pass started after our sample and has finished. */
+		ck_pr_inc_64(&d->coalesced);
+		pthread_mutex_unlock(&d->lock);
+		return 0;
+	}
+	ck_pr_store_64(&d->gen, ck_pr_load_64(&d->gen) + 1);
+	ck_pr_fence_memory();
+	for (i = 0; i < pc->nr_slots; i++) {
+		if (!forced && slot_idle(&pc->slots[i]))
+			continue;
+		touched++;
+		objs += (int)drain_slot_pass(pc, i,
+					     forced ? LBI_FORCED_ROUNDS : 1,
+					     cause);
+	}
+	ck_pr_inc_64(&d->passes);
+	if (forced)
+		ck_pr_inc_64(&d->forced);
+	ck_pr_add_64(&d->slots_touched, touched);
+	if (touched > ck_pr_load_64(&d->slots_max))
+		ck_pr_store_64(&d->slots_max, touched);
+	pthread_mutex_unlock(&d->lock);
+	return objs;
+}
+
+static int drain_all_checked(struct lb_pcpu *pc, bool forced)
+{
+	if (!pc)
+		return -EINVAL;
+	if (lbi_in_callback())
+		return -EDEADLK;
+	return drain_all(pc, forced, LB_FLUSH_DRAIN_ALL);
+}
+
+int lb_pcpu_drain_all(struct lb_pcpu *pc)
+{
+	return drain_all_checked(pc, false);
+}
+
+int lb_pcpu_drain_all_forced(struct lb_pcpu *pc)
+{
+	return drain_all_checked(pc, true);
+}
+
+int lb_pcpu_disable(struct lb_pcpu *pc)
+{
+	uint32_t old;
+
+	if (!pc)
+		return -EINVAL;
+	if (lbi_in_callback())
+		return -EDEADLK;
+	do {
+		old = ck_pr_load_32(&pc->disabled);
+		if (old == UINT32_MAX)
+			return -EOVERFLOW;
+	} while (!ck_pr_cas_32(&pc->disabled, old, old + 1));
+	/* The raise is visible before the pass takes the first slot lock. */
+	ck_pr_fence_memory();
+	drain_all(pc, true, LB_FLUSH_DISABLE);
+	return 0;
+}
+
+int lb_pcpu_enable(struct lb_pcpu *pc)
+{
+	uint32_t old;
+
+	if (!pc)
+		return -EINVAL;
+	do {
+		old = ck_pr_load_32(&pc->disabled);
+		if (!old)
+			return -EINVAL;
+	} while (!ck_pr_cas_32(&pc->disabled, old, old - 1));
+	return (int)(old - 1 > INT32_MAX ? INT32_MAX : old - 1);
+}

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/*
+ * Settle: the reference-expectation check that drains the one slot holding
+ * an object when, and only when, the batch's reference is the whole
+ * surplus. Linux answers "one reference too many" with lru_add_drain()
+ * and then lru_add_drain_all(), whoever holds the extra reference.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+
+#include <lockbatch/pcpu.h>
+#include "internal.h"
+#include "pcpu_impl.h"
+
+static int outcome(struct lb_pcpu *pc, int res)
+{
+	ck_pr_inc_64(&pc->drain.settle[res - LB_SETTLED]);
+	return res;
+}
+
+/*
+ * The object sits in slot @idx, whose lock is held: the batch's reference
+ * cannot go away, so R - 1 is what everybody else holds.
+ */
+static int settle_cached(struct lb_pcpu *pc, void *obj, unsigned int idx,
+			 long expected)
+{
+	struct lbi_slot *s = &pc->slots[idx];
+	struct lbi_flushbuf buf;
+	long r = pc->ops.refcount(obj);
+
+	if (r <= expected) {
+		lbi_spin_unlock(&s->lock);
+		return -ERANGE;
+	}
+	if (r - 1 > expected) {
+		lbi_spin_unlock(&s->lock);
+		return outcome(pc, LB_BUSY);
+	}
+	lbi_swap_out(pc, idx, &buf, LB_FLUSH_DRAIN_OBJ);
+	lbi_spin_unlock(&s->lock);
+	lbi_flush_buf(pc, &buf);
+	return outcome(pc, LB_DRAINED);
+}
+
+/*
+ * Whether the object's home slot has a flush between swap-out and @put.
+ * The caller read n->slot == 0 first; lbi_swap_out() raises inflight before
+ * it clears the node, so a flush that took the object out is counted here.
+ */
+static bool home_in_flight(const struct lb_pcpu *pc, const struct lb_node *n)
+{
+	uint32_t home;
+
+	ck_pr_fence_load();
+	home = ck_pr_load_32(&n->home);
+	if (!home || home > pc->nr_slots)
+		return false;
+	if (ck_pr_load_32(&pc->slots[home - 1].inflight))
+		return true;
+	/* Drained to zero: the flushes' @put calls are visible from here. */
+	ck_pr_fence_acquire();
+	return false;
+}
+
+static int settle(struct lb_pcpu *pc, void *obj, struct lb_node *n,
+		  long expected)
+{
+	ck_backoff_t b = CK_BACKOFF_INITIALIZER;
+	unsigned int moves = 0, spins = 0;
+	uint64_t deadline = 0;
+	int rc;
+	long r;
+
+	if (lbi_in_callback())
+		return -EDEADLK;
+	if (!pc->ops.refcount)
+		return -EOPNOTSUPP;
+	rc = lbi_node_check(pc, n);
+	if (rc)
+		return rc;
+	for (;;) {
+		rc = lbi_lock_node_slot(pc, n);
+		if (rc < 0)
+			return rc;
+		if (rc > 0)
+			return settle_cached(pc, obj, (unsigned int)rc - 1,
+					     expected);
+		/* n->slot read 0 before R, and is read again after it. */
+		ck_pr_fence_load();
+		r = pc->ops.refcount(obj);
+		ck_pr_fence_load();
+		if (ck_pr_load_32(&n->slot)) {
+			/* Re-added between the two reads: decide again. */
+			if (++moves == 8)
+				return -EAGAIN;
+			continue;
+		}
+		if (r == expected)
+			return outcome(pc, LB_SETTLED);
+		if (r < expected)
+			return -ERANGE;
+		if (r - expected > 1)
+			return outcome(pc, LB_BUSY);
+		/*
+		 * One reference too many and no slot: either someone else's,
+		 * or the batch's, still held by a flush between swap-out and
+		 * @put. Only the second can go away by itself.
+		 */
+		if (!home_in_flight(pc, n)) {
+			/* The flush may have ended after we read R. */
+			r = pc->ops.refcount(obj);
+			return outcome(pc, r == expected ? LB_SETTLED : LB_BUSY);
+		}
+		if (!deadline) {
+			deadline = lbi_now_ns() + LB_PCPU_SETTLE_WAIT_NS;
+			ck_pr_inc_64(&pc->drain.settle_waits);
+		} else if (lbi_now_ns() >= deadline) {
+			return outcome(pc, LB_BUSY);
+		}
+		lbi_wait_step(&b, &spins);
+	}
+}
+
+int lb_pcpu_settle_held(struct lb_pcpu *pc, void *obj, struct lb_node *n,
+			long expected, long held)
+{
+	if (!pc || !obj || !n || expected < 0 || held < 0 ||
+	    expected > LONG_MAX - held)
+		return -EINVAL;
+	return settle(pc, obj, n, expected + held);
+}
+
+int lb_pcpu_settle(struct lb_pcpu *pc, void *obj, struct lb_node *n,
+		   long expected)
+{
+	return lb_pcpu_settle_held(pc, obj, n, expected, 0);
+}

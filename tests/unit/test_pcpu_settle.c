@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/*
+ * lb_pcpu_settle() and lb_pcpu_settle_held(): outcomes, the one slot they
+ * may flush, the in-flight window, bad input.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+
+#include "../common/drain_fixture.h"
+
+#define NSLOTS 6
+
+static void setup(void)
+{
+	cr_assert(eq(int, fx_setup(NSLOTS, 0), 0));
+}
+
+static void teardown(void)
+{
+	fx_teardown();
+}
+
+TestSuite(settle, .init = setup, .fini = teardown, .timeout = 10);
+
+/* Flush counters of every slot, to prove what a call did not touch. */
+static void snap(uint64_t *f)
+{
+	fx_all_flushes(f, NSLOTS);
+}
+
+static void assert_unchanged(const uint64_t *before, const char *what)
+{
+	uint64_t now[NSLOTS];
+	unsigned int i;
+
+	snap(now);
+	for (i = 0; i < NSLOTS; i++)
+		cr_assert(eq(u64, now[i], before[i]), "%s: slot %u flushed", what, i);
+}
+
+Test(settle, drained_flushes_the_one_slot)
+{
+	struct fx_obj o, other, far;
+	uint64_t before[NSLOTS], after[NSLOTS];
+	unsigned int i;
+
+	fx_obj_init(&o, 0);
+	fx_obj_init(&other, 1);
+	fx_obj_init(&far, 2);
+	fx_add(&o, 4, 1);
+	fx_add(&other, 4, 1);
+	fx_add(&far, 1, 1);
+	snap(before);
+	/* The caller holds the owner's reference: expected 1, count 2. */
+	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &o, &o.node, 1), LB_DRAINED));
+	cr_assert(eq(long, fx_refcount(&o), 1));
+	cr_assert(eq(uint, fx_commits(&o), 1));
+	cr_assert(eq(uint, fx_commits(&other), 1));
+	cr_assert(eq(uint, fx_commits(&far), 0));
+	snap(after);
+	for (i = 0; i < NSLOTS; i++)
+		cr_assert(eq(u64, after[i] - before[i], i == 4 ? 1 : 0), "slot %u", i);
+	cr_assert(eq(u64, fx_slot_flushes(4, LB_FLUSH_DRAIN_OBJ), 1));
+	cr_assert(eq(u64, fx_stats().drain.drained, 1));
+	/* Now nothing is cached and the count is exact. */
+	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &o, &o.node, 1), LB_SETTLED));
+	cr_assert(eq(u64, fx_stats().drain.settled, 1));
+}
+
+Test(settle, busy_never_flushes)
+{
+	struct fx_obj o;
+	uint64_t before[NSLOTS];
+
+	fx_obj_init(&o, 0);
+	fx_add(&o, 2, 1);
+	fx_get(&o);	/* a third party */
+	fx_get(&o);	/* and another */
+	snap(before);
+	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &o, &o.node, 1), LB_BUSY));
+	assert_unchanged(before, "cached, surplus 3");
+	cr_assert(eq(u32, o.node.slot, 3), "still cached");
+	lb_pcpu_drain_obj(fx.pc, &o.node);
+	snap(before);
+	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &o, &o.node, 1), LB_BUSY));
+	assert_unchanged(before, "not cached, surplus 2");
+	fx_put(&o);
+	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &o, &o.node, 1), LB_BUSY),
+		  "surplus 1, nothing in flight: someone else's");
+	cr_assert(eq(u64, fx_stats().drain.settle_waits, 0));
+	fx_put(&o);
+	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &o, &o.node, 1), LB_SETTLED));
+	cr_assert(eq(u64, fx_stats().drain.busy, 3));
+}
+
+/*
+ * A pin of 3 of the 4 units of a cached object holds 3 references. The
+ * object's state explains 1 (a mapping). With held = 3 the batch's is the
+ * only surplus: one slot drained. With held = 1 (the "+ 1" formula) the
+ * surplus looks like 3: BUSY, and nothing is drained anywhere.
+ */
+Test(settle, held_counts_every_pinned_unit)
+{
+	struct fx_obj o;
+	uint64_t before[NSLOTS];
+
+	fx_obj_init(&o, 0);	/* ref 1: the mapping */
+	fx_add(&o, 5, 4);
+	fx_get(&o);
+	fx_get(&o);
+	fx_get(&o);		/* 3 pinned units */
+	snap(before);
+	cr_assert(eq(int, lb_pcpu_settle_held(fx.pc, &o, &o.node, 1, 1), LB_BUSY));
+	assert_unchanged(before, "held too small");
+	cr_assert(eq(int, lb_pcpu_settle_held(fx.pc, &o, &o.node, 1, 3), LB_DRAINED));
+	cr_assert(eq(long, fx_refcount(&o), 4));
+	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &o, &o.node, 4), LB_SETTLED),
+		  "settle(e + k) is settle_held(e, k)");
+}
+
+Test(settle, count_below_expectation)
+{
+	struct fx_obj o;
+	uint64_t before[NSLOTS];
+
+	fx_obj_init(&o, 0);
+	fx_add(&o, 0, 1);
+	snap(before);
+	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &o, &o.node, 2), -ERANGE),
+		  "the caller counted the batch's reference");
+	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &o, &o.node, 5), -ERANGE));
+	assert_unchanged(before, "cached");
+	lb_pcpu_drain_obj(fx.pc, &o.node);
+	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &o, &o.node, 2), -ERANGE));
+}
+
+Test(settle, bad_input_changes_nothing)
+{
+	struct lb_backend_ops norc = fx_ops;
+	struct lb_pcpu *other, *blind;
+	struct fx_obj o, f, never, b;
+	uint64_t before[NSLOTS];
+
+	fx_obj_init(&o, 0);
+	fx_obj_init(&f, 1);
+	fx_obj_init(&never, 2);
+	fx_obj_init(&b, 3);
+	fx_add(&o, 3, 1);
+	other = fx_other(&fx_ops);
+	cr_assert(ne(ptr, other, NULL));
+	norc.refcount = NULL;
+	blind = fx_other(&norc);
+	cr_assert(ne(ptr, blind, NULL));
+	fx_set_cpu(1);
+	cr_assert(eq(int, lb_pcpu_add(other, &f, &f.node, 1), 0));
+	cr_assert(eq(int, lb_pcpu_add(blind, &b, &b.node, 1), 0));
+	snap(before);
+	cr_assert(eq(int, lb_pcpu_settle(NULL, &o, &o.node, 1), -EINVAL));
+	cr_assert(eq(int, lb_pcpu_settle(fx.pc, NULL, &o.node, 1), -EINVAL));
+	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &o, NULL, 1), -EINVAL));
+	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &o, &o.node, -1), -EINVAL));
+	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &o, &o.node, LONG_MIN), -EINVAL));
+	cr_assert(eq(int, lb_pcpu_settle_held(fx.pc, &o, &o.node, 1, -3), -EINVAL));
+	cr_assert(eq(int, lb_pcpu_settle_held(fx.pc, &o, &o.node, LONG_MAX, 1),
+		     -EINVAL), "overflow");
+	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &never, &never.node, 1), -ENOENT));
+	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &f, &f.node, 1), -EXDEV));
+	cr_assert(eq(int, lb_pcpu_settle(blind, &b, &b.node, 1), -EOPNOTSUPP));
+	assert_unchanged(before, "bad input");
+	cr_assert(eq(u32, o.node.slot, 4), "still cached");
+	cr_assert(eq(u64, fx_stats().drain.settled + fx_stats().drain.drained +
+		     fx_stats().drain.busy, 0), "no outcome counted");
+	cr_assert(eq(uint, fx_commits(&f) + fx_commits(&b), 0));
+	cr_assert(eq(int, lb_pcpu_destroy(other), 0));
+	cr_assert(eq(int, lb_pcpu_destroy(blind), 0));
+	lb_pcpu_drain_all(fx.pc);
+	cr_assert(eq(uint, fx_commits(&o), 1), "nothing lost");
+	cr_assert(eq(uint, fx_commits(&f), 1));
+	cr_assert(eq(uint, fx_commits(&b), 1));
+	cr_assert(eq(long, fx_refcount(&o) + fx_refcount(&f) + fx_refcount(&b), 3));
+}
+
+/*
+ * The in-flight window: another thread has swapped the object's batch out
+ * and is still in @after, so the batch's reference is held but the node
+ * reads "not cached". Settle must wait for that flush rather than call the
+ * surplus someone else's.
+ */
+static int in_after, release_after, release_on_wait;
+
+static void hold_after(struct fx_env *e, void **objs, unsigned int n)
+{
+	__atomic_store_n(&in_after, 1, __ATOMIC_RELEASE);
+	for (;;) {
+		if (__atomic_load_n(&release_after, __ATOMIC_ACQUIRE))
+			break;
+		if (release_on_wait && fx_stats().drain.settle_waits > 0)
+			break;
+		sched_yield();
+	}
+}
+
+static void *flush_thread(void *arg)
+{
+	lb_pcpu_drain_obj(fx.pc, arg);
+	return NULL;
+}
+
+static void start_in_flight(struct fx_obj *o, pthread_t *t, int on_wait)
+{
+	in_after = release_after = 0;
+	release_on_wait = on_wait;
+	fx_add(o, 1, 1);
+	fx.on_after = hold_after;
+	pthread_create(t, NULL, flush_thread, &o->node);
+	while (!__atomic_load_n(&in_after, __ATOMIC_ACQUIRE))
+		sched_yield();
+	cr_assert(eq(u32, o->node.slot, 0));
+	cr_assert(eq(long, fx_refcount(o), 2), "the batch's reference is in flight");
+}
+
+Test(settle, waits_for_the_flush_in_flight)
+{
+	struct fx_obj o;
+	pthread_t t;
+
+	fx_obj_init(&o, 0);
+	start_in_flight(&o, &t, 1);
+	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &o, &o.node, 1), LB_SETTLED));
+	cr_assert(eq(u64, fx_stats().drain.settle_waits, 1));
+	pthread_join(t, NULL);
+	cr_assert(eq(u64, fx_stats().total.flushes[LB_FLUSH_DRAIN_OBJ], 1),
+		  "the only flush is the other thread's");
+	fx.on_after = NULL;
+}
+
+Test(settle, gives_up_after_the_bound)
+{
+	struct fx_obj o;
+	pthread_t t;
+	uint64_t t0;
+	struct timespec ts;
+
+	fx_obj_init(&o, 0);
+	start_in_flight(&o, &t, 0);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t0 = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &o, &o.node, 1), LB_BUSY));
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	cr_assert(ge(u64, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec - t0,
+		     LB_PCPU_SETTLE_WAIT_NS), "BUSY only after the full wait");
+	cr_assert(eq(u64, fx_stats().drain.settle_waits, 1));
+	__atomic_store_n(&release_after, 1, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &o, &o.node, 1), LB_SETTLED),
+		  "the retry succeeds once the flush is done");
+	cr_assert(eq(u64, fx_stats().total.flushes[LB_FLUSH_DRAIN_OBJ], 1));
+	fx.on_after = NULL;
+}
