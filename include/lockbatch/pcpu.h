@@ -328,7 +328,10 @@ int lb_pcpu_destroy(struct lb_pcpu *pc);
  * @put). An add made by @commit itself (re-entrant, on the same thread)
  * never takes the back-end lock: if it has to flush, the swapped-out batch
  * is committed by the outer flush right after it drops the back-end lock,
- * so every object still reaches the back-end exactly once.
+ * so every object still reaches the back-end exactly once. While batching
+ * is disabled (lb_pcpu_disable()) every add flushes its batch at once
+ * (cause %LB_FLUSH_DISABLE unless a size rule applies too); the disabled
+ * count is read under the slot lock, one load on the fast path.
  *
  * Context: Any thread. Takes the slot lock; may take the back-end lock
  * (never both at once). Does not sleep unless the callbacks do.
