@@ -1,0 +1,446 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/*
+ * One timed run of lru-fault for one (object size, mode): start the
+ * threads together, let each map and unmap its memory conf->loops times,
+ * then check that every object went onto the list exactly once per add
+ * and came off again.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <ck_pr.h>
+
+#include "lru-fault.h"
+
+struct lf_worker {
+	struct lf_run *run;
+	pthread_t tid;
+	struct lf_lru *lru;		/* the shared list, or own */
+	struct lf_obj *pool;
+	unsigned int nr_pool;
+	unsigned int cursor;
+	struct lf_obj **live;		/* mapped in this loop */
+	struct lf_lru own;		/* limit mode's private list */
+	struct lf_relq relq;
+	uint64_t stalls;
+	uint64_t add_errors;
+	uint64_t t_start, t_end;	/* ns, this thread's loops */
+	uint64_t cpu_ns;		/* CPU time this thread used */
+};
+
+struct lf_run {
+	const struct lf_conf *conf;
+	enum lf_mode mode;
+	uint32_t weight;
+	unsigned int nr_live;		/* objects mapped per loop */
+	struct lf_lru lru;
+	struct lb_pcpu *pc;		/* NULL in limit mode */
+	struct lf_hooks hooks;
+	pthread_barrier_t start;
+	struct lf_worker *w;
+};
+
+static uint64_t clock_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+/*
+ * The next free object of the pool, in ring order (a fault allocating a
+ * fresh folio). Objects unmapped earlier may still wait in an lb_pcpu
+ * batch or in some thread's unmap batch; the pool's slack (see
+ * pool_slack()) bounds those, so a full scan always finds one and the
+ * fallback below only guards against a wrong bound.
+ */
+static struct lf_obj *pool_take(struct lf_worker *w)
+{
+	unsigned int scanned;
+
+	for (;;) {
+		for (scanned = 0; scanned < w->nr_pool; scanned++) {
+			struct lf_obj *o = &w->pool[w->cursor];
+
+			if (++w->cursor == w->nr_pool)
+				w->cursor = 0;
+			if (ck_pr_load_32(&o->free)) {
+				/* Pairs with the store fence in lf_lru_release(). */
+				ck_pr_fence_load();
+				ck_pr_store_32(&o->free, 0);
+				return o;
+			}
+		}
+		w->stalls++;
+		lf_relq_flush(&w->relq);
+		if (w->run->pc)
+			lb_pcpu_drain_local(w->run->pc);
+		sched_yield();
+	}
+}
+
+/*
+ * Objects that may be neither mapped nor free at one instant, over all
+ * threads: a full batch in every slot, one swapped-out batch and one
+ * unmap batch per thread. A pool of nr_live plus this never runs dry.
+ */
+static unsigned int pool_slack(unsigned int nr_slots, unsigned int threads)
+{
+	return LB_WBATCH_MAX * nr_slots + 2 * LF_RELEASE_BATCH * threads;
+}
+
+/* The fault pass: map every object and hand it to the LRU. */
+static void populate(struct lf_worker *w)
+{
+	struct lf_run *run = w->run;
+	unsigned int i;
+
+	for (i = 0; i < run->nr_live; i++) {
+		struct lf_obj *o = pool_take(w);
+
+		ck_pr_store_32(&o->ref, 1);	/* the mapping's reference */
+		o->adds++;
+		w->live[i] = o;
+		if (run->pc) {
+			if (lb_pcpu_add(run->pc, o, &o->node, run->weight) < 0)
+				w->add_errors++;
+		} else {
+			void *one = o;
+
+			lf_lru_commit(w->lru, &one, 1);
+		}
+		if (run->hooks.added)
+			run->hooks.added(run, o, run->hooks.arg);
+	}
+}
+
+/*
+ * MADV_DONTNEED: free_pages_and_swap_cache() first drains this CPU's
+ * batches (lru_add_drain(), local only), then drops the mapping's
+ * references in batches of 31. Objects still held by another slot's batch
+ * are released by whoever flushes that batch.
+ */
+static void unmap(struct lf_worker *w)
+{
+	unsigned int i;
+
+	if (w->run->pc)
+		lb_pcpu_drain_local(w->run->pc);
+	for (i = 0; i < w->run->nr_live; i++)
+		lf_obj_put(w->live[i]);
+	lf_relq_flush(&w->relq);
+}
+
+static void *worker_main(void *arg)
+{
+	struct lf_worker *w = arg;
+	unsigned int loop;
+
+	lf_relq_attach(&w->relq, w->lru);
+	pthread_barrier_wait(&w->run->start);
+	w->t_start = now_ns();
+	for (loop = 0; loop < w->run->conf->loops; loop++) {
+		populate(w);
+		unmap(w);
+	}
+	lf_relq_detach(&w->relq);
+	w->t_end = now_ns();
+	w->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	return NULL;
+}
+
+static void workers_free(struct lf_run *run)
+{
+	unsigned int t;
+
+	if (!run->w)
+		return;
+	for (t = 0; t < run->conf->threads; t++) {
+		free(run->w[t].pool);
+		free(run->w[t].live);
+		lf_lru_destroy(&run->w[t].own);
+	}
+	free(run->w);
+}
+
+static int workers_alloc(struct lf_run *run, unsigned int nr_slots)
+{
+	unsigned int t, i, threads = run->conf->threads;
+	unsigned int nr_pool = run->nr_live + pool_slack(nr_slots, threads);
+	int err;
+
+	run->w = calloc(threads, sizeof(*run->w));
+	if (!run->w)
+		return -ENOMEM;
+	for (t = 0; t < threads; t++) {
+		struct lf_worker *w = &run->w[t];
+
+		w->run = run;
+		err = lf_lru_init(&w->own, run->conf->lock_kind, false);
+		if (err)
+			return err;
+		w->lru = run->mode == LF_LIMIT ? &w->own : &run->lru;
+		w->nr_pool = nr_pool;
+		w->pool = calloc(nr_pool, sizeof(*w->pool));
+		w->live = calloc(run->nr_live, sizeof(*w->live));
+		if (!w->pool || !w->live)
+			return -ENOMEM;
+		for (i = 0; i < nr_pool; i++)
+			w->pool[i].free = 1;
+	}
+	return 0;
+}
+
+static int expect_eq(const char *what, unsigned long long got,
+		     unsigned long long want)
+{
+	if (got == want)
+		return 0;
+	fprintf(stderr, "lru-fault: verification failed: %s: %llu, expected %llu\n",
+		what, got, want);
+	return 1;
+}
+
+static int check_object(const struct lf_obj *o, unsigned int t, unsigned int i)
+{
+	if (o->commits == o->adds && o->releases == o->adds && !o->on_lru &&
+	    !o->ref && o->free)
+		return 0;
+	fprintf(stderr, "lru-fault: verification failed: object %u of thread %u: added %llu, committed %llu, released %llu, on list %u, refs %u, free %u\n",
+		i, t, (unsigned long long)o->adds,
+		(unsigned long long)o->commits,
+		(unsigned long long)o->releases, o->on_lru, o->ref, o->free);
+	return 1;
+}
+
+static int check_list(struct lf_lru *lru)
+{
+	return expect_eq("list errors", lru->errors, 0) |
+	       expect_eq("objects left on a list", lru->nr_listed, 0) |
+	       expect_eq("list empty", cds_list_empty(&lru->head), 1);
+}
+
+/* Lists empty, every object added, committed and released equally often. */
+static int check_objects(struct lf_run *run, uint64_t want_adds)
+{
+	uint64_t adds = 0;
+	unsigned int t, i;
+	int bad = check_list(&run->lru);
+
+	for (t = 0; t < run->conf->threads; t++) {
+		struct lf_worker *w = &run->w[t];
+
+		bad |= expect_eq("failed adds", w->add_errors, 0);
+		if (run->mode == LF_LIMIT)
+			bad |= check_list(&w->own);
+		for (i = 0; i < w->nr_pool; i++) {
+			adds += w->pool[i].adds;
+			if (check_object(&w->pool[i], t, i))
+				return 1;
+		}
+	}
+	return bad | expect_eq("objects added", adds, want_adds);
+}
+
+/* The per-path sums must add up to the lock's own statistics. */
+static int check_lock(struct lf_run *run)
+{
+	const struct lf_path_stats *a = &run->lru.path[LF_PATH_ADD];
+	const struct lf_path_stats *r = &run->lru.path[LF_PATH_RELEASE];
+	struct lb_lock_stats st;
+
+	lb_lock_stats(&run->lru.lock, &st);
+	return expect_eq("acquisitions by path",
+			 a->acquisitions + r->acquisitions, st.acquisitions) |
+	       expect_eq("contentions by path",
+			 a->contentions + r->contentions, st.contentions) |
+	       expect_eq("wait by path", a->wait_ns_total + r->wait_ns_total,
+			 st.wait_ns_total);
+}
+
+/*
+ * With every worker gone: the lb_pcpu counted every add, and each of its
+ * back-end lock holds is one add-path acquisition.
+ */
+static int check_pcpu(struct lf_run *run, uint64_t want_adds)
+{
+	struct lb_pcpu_stats ps;
+
+	if (lb_pcpu_stats(run->pc, &ps, NULL, 0) < 0)
+		return expect_eq("lb_pcpu_stats", 1, 0);
+	return expect_eq("lb_pcpu adds", ps.total.adds, want_adds) |
+	       expect_eq("lb_pcpu objects flushed + cached",
+			 ps.total.objs_flushed + ps.total.nr_cached, want_adds) |
+	       expect_eq("lb_pcpu back-end locks vs add-path acquisitions",
+			 ps.backend_locks,
+			 run->lru.path[LF_PATH_ADD].acquisitions);
+}
+
+/* Destroy drains the slots; the last references then fall to this thread. */
+static int drain_and_destroy(struct lf_run *run)
+{
+	struct lf_relq q;
+	int err;
+
+	lf_relq_attach(&q, &run->lru);
+	err = lb_pcpu_destroy(run->pc);
+	lf_relq_detach(&q);
+	run->pc = NULL;
+	return err;
+}
+
+/*
+ * Start the workers together, wait for them, and record the time from the
+ * first thread's start to the last one's end: the main thread may wake
+ * from the barrier late, so it does not time the run itself.
+ */
+static void run_workers(struct lf_run *run, struct lf_result *res)
+{
+	unsigned int t, threads = run->conf->threads;
+	uint64_t t0 = UINT64_MAX, t1 = 0;
+	int err;
+
+	for (t = 0; t < threads; t++) {
+		err = pthread_create(&run->w[t].tid, NULL, worker_main,
+				     &run->w[t]);
+		if (err) {
+			/* The barrier can never open now: nothing to measure. */
+			fprintf(stderr, "lru-fault: pthread_create: %s\n",
+				strerror(err));
+			exit(1);
+		}
+	}
+	pthread_barrier_wait(&run->start);
+	for (t = 0; t < threads; t++) {
+		const struct lf_worker *w = &run->w[t];
+
+		pthread_join(w->tid, NULL);
+		res->pool_stalls += w->stalls;
+		res->cpu_ns += w->cpu_ns;
+		if (w->t_start < t0)
+			t0 = w->t_start;
+		if (w->t_end > t1)
+			t1 = w->t_end;
+	}
+	res->elapsed_ns = t1 > t0 ? t1 - t0 : 1;
+	if (!res->cpu_ns)
+		res->cpu_ns = 1;
+}
+
+/* After the workers: drain what the slots still hold, then check it all. */
+static bool verify(struct lf_run *run, uint64_t want)
+{
+	int bad = 0, err;
+
+	if (run->pc) {
+		bad |= check_pcpu(run, want);
+		err = drain_and_destroy(run);
+		bad |= expect_eq("lb_pcpu_destroy error",
+				 (unsigned long long)-err, 0);
+	}
+	bad |= check_objects(run, want);
+	bad |= check_lock(run);
+	return !bad;
+}
+
+static void fill_result(const struct lf_run *run, size_t size,
+			struct lf_result *res)
+{
+	const struct lf_conf *conf = run->conf;
+
+	res->size = size;
+	res->mode = run->mode;
+	res->threads = conf->threads;
+	res->loops = conf->loops;
+	res->mem = conf->mem;
+	res->lock_kind = conf->lock_kind;
+	res->objects = (uint64_t)conf->threads * conf->loops * run->nr_live;
+	res->ops_per_sec = 2.0 * (double)res->objects * 1e9 /
+			   (double)res->elapsed_ns;
+	res->ops_per_cpu_sec = 2.0 * (double)res->objects * 1e9 /
+			       (double)res->cpu_ns;
+	res->path[LF_PATH_ADD] = run->lru.path[LF_PATH_ADD];
+	res->path[LF_PATH_RELEASE] = run->lru.path[LF_PATH_RELEASE];
+}
+
+static const enum lb_pcpu_mode pcpu_mode[] = {
+	[LF_BASELINE] = LB_PCPU_BASELINE,
+	[LF_BYPASS] = LB_PCPU_BYPASS_LARGE,
+	[LF_WEIGHTED] = LB_PCPU_WEIGHTED,
+};
+
+static int create_pcpu(struct lf_run *run, struct lf_result *res)
+{
+	struct lb_pcpu_conf pconf = {
+		.mode = pcpu_mode[run->mode],
+		.ops = &lf_lru_ops,
+		.backend = &run->lru,
+	};
+	struct lb_pcpu_stats ps;
+	int err;
+
+	err = lb_pcpu_create(&run->pc, &pconf);
+	if (err)
+		return err;
+	lb_pcpu_stats(run->pc, &ps, NULL, 0);
+	res->nr_slots = ps.nr_slots;
+	res->cpu_src = ps.cpu_src;
+	return 0;
+}
+
+/*
+ * Return: 0 with *res filled (res->verified says whether the checks
+ * passed), or a negative errno if the run could not be set up.
+ */
+int lf_run(const struct lf_conf *conf, size_t size, enum lf_mode mode,
+	   const struct lf_hooks *hooks, struct lf_result *res)
+{
+	struct lf_run run = { .conf = conf, .mode = mode };
+	uint64_t want;
+	int err;
+
+	memset(res, 0, sizeof(*res));
+	run.weight = (uint32_t)(size / LF_UNIT);
+	run.nr_live = (unsigned int)(conf->mem / size);
+	if (hooks)
+		run.hooks = *hooks;
+	want = (uint64_t)conf->threads * conf->loops * run.nr_live;
+	err = lf_lru_init(&run.lru, conf->lock_kind, true);
+	if (err)
+		return err;
+	res->cpu_src = lb_cpu_source();
+	res->nr_slots = lb_cpu_count();
+	if (mode != LF_LIMIT) {
+		err = create_pcpu(&run, res);
+		if (err)
+			goto out_lru;
+	}
+	err = workers_alloc(&run, res->nr_slots);
+	if (!err)
+		err = -pthread_barrier_init(&run.start, NULL, conf->threads + 1);
+	if (err)
+		goto out_workers;
+
+	run_workers(&run, res);
+	res->verified = verify(&run, want);
+	fill_result(&run, size, res);
+	pthread_barrier_destroy(&run.start);
+out_workers:
+	workers_free(&run);
+	if (run.pc)
+		lb_pcpu_destroy(run.pc);
+out_lru:
+	lf_lru_destroy(&run.lru);
+	return err;
+}

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * lru-fault: a userspace replay of the fault / MADV_DONTNEED
+ * microbenchmark of "mm: allow smaller large folios to use lru_cache".
+ *
+ * Every thread repeatedly maps M bytes as objects of S bytes (the folios
+ * of one fault pass), hands each object to one shared LRU list through an
+ * lb_pcpu, then unmaps them all (MADV_DONTNEED), which takes the objects
+ * off the list again in batches of up to 31 under the list lock.
+ *
+ * Files: lru-fault.c (options, main), lru-fault-lru.c (the LRU back-end
+ * and its per-path lock accounting), lru-fault-run.c (one timed run:
+ * workers, object pools, verification), lru-fault-report.c (table and
+ * JSON).
+ */
+#ifndef LRU_FAULT_H
+#define LRU_FAULT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <urcu/list.h>
+
+#include <lockbatch/lockbatch.h>
+
+/* The base unit of weight: one page. An object of S bytes weighs S / 4K. */
+#define LF_UNIT 4096u
+
+/* Objects unmapped per lock hold, like folios_put_refs() (PAGEVEC_SIZE). */
+#define LF_RELEASE_BATCH 31u
+
+enum lf_mode {
+	LF_BASELINE,	/* LB_PCPU_BASELINE: one lock hold per add */
+	LF_BYPASS,	/* LB_PCPU_BYPASS_LARGE: Linux 6.12 */
+	LF_WEIGHTED,	/* LB_PCPU_WEIGHTED: the seed series */
+	LF_LIMIT,	/* no sharing: a list per thread, no lock, no batch */
+	LF_NR_MODES,
+};
+
+enum lf_path {
+	LF_PATH_ADD,		/* lb_pcpu flushes committing added objects */
+	LF_PATH_RELEASE,	/* unmapping: objects leaving the list */
+	LF_NR_PATHS,
+};
+
+/*
+ * One object (a folio). Its references: one held by the mapping thread
+ * from populate to unmap, one held by an lb_pcpu batch while the object
+ * waits there (get/put). Whoever drops the last one queues the object for
+ * release from the list; once off the list it is marked free and its
+ * owner may map it again.
+ */
+struct lf_obj {
+	struct cds_list_head lru;	/* on the list once committed */
+	struct lb_node node;
+	uint32_t ref;			/* atomic */
+	uint32_t free;			/* atomic; 1: owner may reuse it */
+	uint32_t on_lru;		/* under the list lock */
+	uint64_t adds;			/* owner thread only */
+	uint64_t commits;		/* under the list lock */
+	uint64_t releases;		/* under the list lock */
+};
+
+/* Lock statistics attributed to one path (see lf_lru_lock()). */
+struct lf_path_stats {
+	uint64_t acquisitions;
+	uint64_t contentions;
+	uint64_t wait_ns_total;
+	uint64_t wait_ns_max;
+};
+
+/*
+ * The LRU back-end: one list behind one lb_lock, or (limit mode, locked
+ * false) a private list used by one thread without any lock.
+ */
+struct lf_lru {
+	struct lb_lock lock;
+	bool locked;
+	struct cds_list_head head;		/* under lock */
+	uint64_t nr_listed;			/* under lock */
+	uint64_t errors;			/* under lock */
+	struct lb_lock_stats seen;		/* under lock */
+	struct lf_path_stats path[LF_NR_PATHS];	/* under lock */
+};
+
+int lf_lru_init(struct lf_lru *lru, enum lb_lock_kind kind, bool locked);
+void lf_lru_destroy(struct lf_lru *lru);
+void lf_lru_commit(struct lf_lru *lru, void *const *objs, unsigned int n);
+void lf_lru_release(struct lf_lru *lru, struct lf_obj **objs, unsigned int n);
+extern const struct lb_backend_ops lf_lru_ops;
+
+/*
+ * The calling thread's unmap batch: objects whose last reference it
+ * dropped, waiting to leave the list. Every thread that may drop a last
+ * reference (workers, and whoever flushes or destroys the lb_pcpu) attaches
+ * one first and flushes it before it stops.
+ */
+struct lf_relq {
+	struct lf_lru *lru;
+	unsigned int nr;
+	struct lf_obj *objs[LF_RELEASE_BATCH];
+};
+
+void lf_relq_attach(struct lf_relq *q, struct lf_lru *lru);
+void lf_relq_flush(struct lf_relq *q);
+void lf_relq_detach(struct lf_relq *q);
+void lf_obj_put(struct lf_obj *obj);
+
+/* What the command line asks for. */
+struct lf_conf {
+	unsigned int threads;
+	size_t mem;			/* bytes per thread */
+	unsigned int loops;
+	enum lb_lock_kind lock_kind;
+	bool json;
+	unsigned int nr_sizes;
+	size_t sizes[16];
+	unsigned int nr_modes;
+	enum lf_mode modes[LF_NR_MODES];
+};
+
+/* What one (size, mode) run measured. */
+struct lf_result {
+	size_t size;
+	enum lf_mode mode;
+	unsigned int threads;
+	unsigned int loops;
+	size_t mem;
+	enum lb_lock_kind lock_kind;
+	unsigned int nr_slots;
+	enum lb_cpu_src cpu_src;
+	uint64_t objects;		/* objects added (== released) */
+	uint64_t elapsed_ns;
+	double ops_per_sec;		/* (added + released) / s */
+	uint64_t cpu_ns;		/* CPU time of all threads */
+	double ops_per_cpu_sec;		/* (added + released) / CPU s */
+	struct lf_path_stats path[LF_NR_PATHS];
+	uint64_t pool_stalls;
+	bool verified;
+};
+
+struct lf_run;
+struct lf_worker;
+
+/*
+ * Per-object hook point, run by the populating thread right after each
+ * add (NULL: none). A hook that hands @obj to another thread must take a
+ * reference first (ck_pr_inc_32(&obj->ref)) and drop it with lf_obj_put()
+ * from a thread with an attached lf_relq. Example: a --split-every N
+ * option handing every N-th object to a settler thread, as a split would.
+ */
+struct lf_hooks {
+	void (*added)(struct lf_run *run, struct lf_obj *obj, void *arg);
+	void *arg;
+};
+
+int lf_run(const struct lf_conf *conf, size_t size, enum lf_mode mode,
+	   const struct lf_hooks *hooks, struct lf_result *res);
+
+const char *lf_mode_name(enum lf_mode mode);
+void lf_report_table(const struct lf_conf *conf,
+		     const struct lf_result *res, unsigned int nr);
+void lf_report_json(const struct lf_result *res, unsigned int nr);
+
+#endif /* LRU_FAULT_H */

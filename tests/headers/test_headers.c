@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/*
+ * Every public header compiles on its own. This file is built once per
+ * header (mk/core-tests.am sets LB_HDR): it includes that header first and
+ * alone, twice (the include guard), then uses what the header must
+ * declare, so a header that leans on an include it does not make itself
+ * fails to build. No config.h: users do not have it.
+ */
+#define LB_HDR_CPU 1
+#define LB_HDR_LOCK 2
+#define LB_HDR_WBATCH 3
+#define LB_HDR_PCPU 4
+#define LB_HDR_LOCKBATCH 5
+#define LB_HDR_VERSION 6
+
+#if LB_HDR == LB_HDR_CPU
+#include <lockbatch/cpu.h>
+#include <lockbatch/cpu.h>
+#define NAME "lockbatch/cpu.h"
+static int probe(void)
+{
+	return lb_cpu_count() >= 1 &&
+	       lb_cpu_source_name(LB_CPU_SRC_INJECTED) != 0;
+}
+#elif LB_HDR == LB_HDR_LOCK
+#include <lockbatch/lock.h>
+#include <lockbatch/lock.h>
+#define NAME "lockbatch/lock.h"
+static int probe(void)
+{
+	struct lb_lock l;
+	struct lb_lock_stats s;
+
+	if (lb_lock_init(&l, LB_LOCK_SPIN, "hdr"))
+		return 0;
+	lb_lock_acquire(&l);
+	lb_lock_release(&l);
+	return lb_lock_stats(&l, &s) == 0 && s.acquisitions == 1 &&
+	       lb_lock_destroy(&l) == 0;
+}
+#elif LB_HDR == LB_HDR_WBATCH
+#include <lockbatch/wbatch.h>
+#include <lockbatch/wbatch.h>
+#define NAME "lockbatch/wbatch.h"
+static int probe(void)
+{
+	struct lb_wbatch b = LB_WBATCH_INIT(LB_WBATCH_MAX, LB_WBATCH_MAX);
+
+	return lb_wbatch_add(&b, &b, 1) == LB_WBATCH_MAX - 1;
+}
+#elif LB_HDR == LB_HDR_PCPU
+#include <lockbatch/pcpu.h>
+#include <lockbatch/pcpu.h>
+#define NAME "lockbatch/pcpu.h"
+static int probe(void)
+{
+	struct lb_node n = LB_NODE_INIT;
+	struct lb_pcpu_conf conf = { 0 };
+	struct lb_pcpu *pc;
+
+	return n.slot == 0 && lb_pcpu_create(&pc, &conf) < 0 &&
+	       lb_pcpu_flush_cause_name(LB_FLUSH_NR) != 0;
+}
+#elif LB_HDR == LB_HDR_LOCKBATCH
+#include <lockbatch/lockbatch.h>
+#include <lockbatch/lockbatch.h>
+#define NAME "lockbatch/lockbatch.h"
+static int probe(void)
+{
+	struct lb_wbatch b = LB_WBATCH_INIT(1, 1);
+	struct lb_lock l;
+
+	return LB_VERSION > 0 && LB_VERSION_STRING[0] != '\0' &&
+	       lb_cpu_count() >= 1 && lb_wbatch_count(&b) == 0 &&
+	       lb_lock_init(&l, LB_LOCK_MUTEX, 0) == 0 &&
+	       lb_lock_destroy(&l) == 0 && lb_pcpu_destroy(0) < 0;
+}
+#elif LB_HDR == LB_HDR_VERSION
+#include <lockbatch/version.h>
+#include <lockbatch/version.h>
+#define NAME "lockbatch/version.h"
+static int probe(void)
+{
+	return LB_VERSION == ((LB_VERSION_MAJOR << 16) |
+			      (LB_VERSION_MINOR << 8) | LB_VERSION_PATCH);
+}
+#else
+#error "LB_HDR names no header"
+#endif
+
+#include <stdio.h>
+
+int main(void)
+{
+	int ok = probe();
+
+	printf("1..1\n%s 1 - <%s> compiles alone and declares its API\n",
+	       ok ? "ok" : "not ok", NAME);
+	return !ok;
+}

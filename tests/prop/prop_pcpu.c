@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/*
+ * lb_pcpu add/drain_local against a reference model: one array per slot,
+ * the mode's flush rule restated from pcpu.h, and the exact sequence the
+ * back-end must receive. Random modes, caps, slot counts, back-ends,
+ * weights (1..40) and CPU ids (negative and out of range included), from
+ * several fixed seeds; LB_SEED=<seed> replays one.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+
+#include <lockbatch/pcpu.h>
+#include "../common/prng.h"
+#include "../unit/rec_backend.h"
+
+#define NOBJ 512
+#define MAX_SLOTS 8
+#define OPS_PER_SEED 4000
+
+static const uint64_t seeds[] = {
+	0x1, 0x5eed, 0xdecafbad, 0x0123456789abcdefull, 0xfeedfacecafebeefull,
+	0x31313131, 0x2a, 0x600d5eed,
+};
+
+struct mslot {
+	unsigned int ids[LB_WBATCH_MAX];
+	unsigned int nr;
+	uint64_t weight;
+	uint64_t flushes[LB_FLUSH_NR];
+};
+
+struct model {
+	enum lb_pcpu_mode mode;
+	unsigned int nr_slots, max_nr, nr_be;
+	uint32_t max_weight;
+	struct mslot slot[MAX_SLOTS];
+	int cached_in[NOBJ];		/* slot, or -1 */
+	unsigned int adds[NOBJ];	/* accepted adds per object */
+	unsigned long nr_log;
+	unsigned int log[REC_LOG_MAX];	/* what the back-end must receive */
+	unsigned long locks;		/* back-end lock acquisitions */
+};
+
+static struct rec R;
+static struct rec_obj O[NOBJ];
+static struct model M;
+static int cpu_id;
+static unsigned long log_checked;	/* commits compared so far */
+
+static unsigned int fold(int cpu, unsigned int nr_slots)
+{
+	return cpu < 0 ? 0 : (unsigned int)cpu % nr_slots;
+}
+
+/* Hand slot @s's batch to the back-end: one lock per run of a back-end. */
+static void model_flush(struct model *m, unsigned int s,
+			enum lb_flush_cause cause)
+{
+	struct mslot *ms = &m->slot[s];
+	unsigned int i;
+
+	for (i = 0; i < ms->nr; i++) {
+		if (i == 0 || O[ms->ids[i]].be != O[ms->ids[i - 1]].be)
+			m->locks++;
+		m->log[m->nr_log++] = ms->ids[i];
+		m->cached_in[ms->ids[i]] = -1;
+	}
+	ms->flushes[cause]++;
+	ms->nr = 0;
+	ms->weight = 0;
+}
+
+/* The rule from enum lb_pcpu_mode and enum lb_flush_cause. */
+static int model_add(struct model *m, unsigned int s, unsigned int id,
+		     uint32_t w)
+{
+	struct mslot *ms = &m->slot[s];
+	int cause = -1;
+
+	if (m->cached_in[id] >= 0)
+		return -EEXIST;
+	ms->ids[ms->nr++] = id;
+	ms->weight += w;
+	m->cached_in[id] = (int)s;
+	m->adds[id]++;
+	switch (m->mode) {
+	case LB_PCPU_BASELINE:
+		cause = LB_FLUSH_FULL;
+		break;
+	case LB_PCPU_BYPASS_LARGE:
+		if (w > 1)
+			cause = LB_FLUSH_BYPASS;
+		else if (ms->nr == m->max_nr)
+			cause = LB_FLUSH_FULL;
+		break;
+	case LB_PCPU_WEIGHTED:
+		if (w >= m->max_weight)
+			cause = LB_FLUSH_BYPASS;
+		else if (ms->nr == m->max_nr)
+			cause = LB_FLUSH_FULL;
+		else if (ms->weight > m->max_weight)
+			cause = LB_FLUSH_WEIGHT;
+		break;
+	}
+	if (cause < 0)
+		return 0;
+	model_flush(m, s, (enum lb_flush_cause)cause);
+	return 1;
+}
+
+static int random_cpu(struct lb_rng *rng, unsigned int nr_slots)
+{
+	switch (lb_rng_below(rng, 16)) {
+	case 0:
+		return INT_MAX;
+	case 1:
+		return INT_MIN;
+	default:
+		return (int)lb_rng_below(rng, 2 * nr_slots + 6) - 3;
+	}
+}
+
+/* Everything the model predicts, compared after every operation. */
+static void check(struct lb_pcpu *pc, uint64_t seed, unsigned int op)
+{
+	struct lb_pcpu_slot_stats st[MAX_SLOTS];
+	struct lb_pcpu_stats t;
+	unsigned int s, c, i;
+
+	cr_assert(eq(u64, R.errors, 0), "%s at op %u: " LB_SEED_FMT,
+		  R.first_error, op, LB_SEED_ARGS(seed));
+	cr_assert(eq(u64, R.nr_log, M.nr_log),
+		  "objects committed at op %u: " LB_SEED_FMT, op,
+		  LB_SEED_ARGS(seed));
+	for (i = log_checked; i < M.nr_log; i++)
+		cr_assert(eq(u32, R.log[i], M.log[i]),
+			  "commit %u at op %u: " LB_SEED_FMT, i, op,
+			  LB_SEED_ARGS(seed));
+	log_checked = M.nr_log;
+	cr_assert(eq(u64, R.locks, M.locks),
+		  "back-end locks at op %u: " LB_SEED_FMT, op,
+		  LB_SEED_ARGS(seed));
+	cr_assert(le(u32, R.max_run, M.max_nr),
+		  "a committed batch over the entry cap: " LB_SEED_FMT,
+		  LB_SEED_ARGS(seed));
+	lb_pcpu_stats(pc, &t, st, MAX_SLOTS);
+	cr_assert(eq(u64, t.backend_locks, M.locks), LB_SEED_FMT,
+		  LB_SEED_ARGS(seed));
+	for (s = 0; s < M.nr_slots; s++) {
+		struct mslot *ms = &M.slot[s];
+
+		cr_assert(eq(u64, st[s].nr_cached, ms->nr),
+			  "slot %u at op %u: " LB_SEED_FMT, s, op,
+			  LB_SEED_ARGS(seed));
+		cr_assert(eq(u64, st[s].weight_cached, ms->weight),
+			  "slot %u at op %u: " LB_SEED_FMT, s, op,
+			  LB_SEED_ARGS(seed));
+		cr_assert(lt(u64, st[s].nr_cached, M.max_nr),
+			  "a waiting batch at its entry cap: " LB_SEED_FMT,
+			  LB_SEED_ARGS(seed));
+		if (M.mode == LB_PCPU_WEIGHTED)
+			cr_assert(le(u64, st[s].weight_cached, M.max_weight),
+				  "a waiting batch over its weight cap, slot %u "
+				  "op %u: " LB_SEED_FMT, s, op,
+				  LB_SEED_ARGS(seed));
+		for (c = 0; c < LB_FLUSH_NR; c++)
+			cr_assert(eq(u64, st[s].flushes[c], ms->flushes[c]),
+				  "slot %u cause %s at op %u: " LB_SEED_FMT, s,
+				  lb_pcpu_flush_cause_name(c), op,
+				  LB_SEED_ARGS(seed));
+	}
+}
+
+static void setup_seed(struct lb_rng *rng, enum lb_pcpu_mode mode, int ones,
+		       struct lb_pcpu **pc)
+{
+	static struct lb_backend_ops ops;
+	struct lb_pcpu_conf conf;
+	unsigned int i;
+
+	rec_init(&R);
+	memset(&M, 0, sizeof(M));
+	log_checked = 0;
+	ops = rec_ops();
+	M.mode = mode;
+	M.nr_slots = 1 + lb_rng_below(rng, MAX_SLOTS);
+	M.max_nr = lb_rng_below(rng, LB_WBATCH_MAX + 1);	/* 0: default */
+	M.max_weight = lb_rng_below(rng, 65);			/* 0: default */
+	M.nr_be = 1 + lb_rng_below(rng, 3);
+	if (ones) {
+		M.max_nr = 0;
+		M.max_weight = 0;
+	}
+	if (M.nr_be == 1 && lb_rng_below(rng, 2))
+		ops.backend_of = NULL;
+	conf = (struct lb_pcpu_conf){
+		.nr_slots = M.nr_slots, .mode = M.mode, .max_nr = M.max_nr,
+		.max_weight = M.max_weight, .ops = &ops, .backend = &R.be[0],
+		.cpu_fn = rec_cpu_fn, .cpu_arg = &cpu_id,
+	};
+	cr_assert(eq(int, lb_pcpu_create(pc, &conf), 0));
+	/* What the zero defaults and the modes make of the caps. */
+	if (!M.max_nr)
+		M.max_nr = LB_WBATCH_MAX;
+	if (!M.max_weight)
+		M.max_weight = LB_WBATCH_MAX;
+	if (M.mode == LB_PCPU_BASELINE)
+		M.max_nr = 1;
+	for (i = 0; i < NOBJ; i++) {
+		rec_obj_init(&O[i], &R, i, lb_rng_below(rng, M.nr_be), 0);
+		M.cached_in[i] = -1;
+	}
+}
+
+static void run_seed(uint64_t seed, enum lb_pcpu_mode mode, int ones)
+{
+	struct lb_pcpu *pc;
+	struct lb_rng rng;
+	unsigned int op, s, i;
+
+	lb_rng_seed(&rng, seed);
+	setup_seed(&rng, mode, ones, &pc);
+	for (op = 0; op < OPS_PER_SEED; op++) {
+		int want, rc;
+
+		cpu_id = random_cpu(&rng, M.nr_slots);
+		s = fold(cpu_id, M.nr_slots);
+		if (lb_rng_below(&rng, 8) == 0) {
+			want = (int)M.slot[s].nr;
+			if (want)
+				model_flush(&M, s, LB_FLUSH_DRAIN_LOCAL);
+			rc = lb_pcpu_drain_local(pc);
+			cr_assert(eq(int, rc, want),
+				  "drain_local slot %u op %u: " LB_SEED_FMT, s,
+				  op, LB_SEED_ARGS(seed));
+		} else {
+			uint32_t w = ones ? 1 : 1 + lb_rng_below(&rng, 40);
+
+			i = lb_rng_below(&rng, NOBJ);
+			if (M.cached_in[i] < 0)
+				O[i].weight = w;
+			want = model_add(&M, s, i, w);
+			rc = lb_pcpu_add(pc, &O[i], &O[i].node, w);
+			cr_assert(eq(int, rc, want),
+				  "add obj %u weight %u slot %u mode %d caps "
+				  "%u/%u op %u: " LB_SEED_FMT, i, w, s, M.mode,
+				  M.max_nr, M.max_weight, op, LB_SEED_ARGS(seed));
+		}
+		check(pc, seed, op);
+	}
+	/* A final drain of every slot: each accepted add committed once. */
+	for (s = 0; s < M.nr_slots; s++) {
+		cpu_id = (int)s;
+		if (M.slot[s].nr)
+			model_flush(&M, s, LB_FLUSH_DRAIN_LOCAL);
+		lb_pcpu_drain_local(pc);
+	}
+	check(pc, seed, op);
+	for (s = 0; s < M.nr_slots && ones; s++)
+		cr_assert(eq(u64, M.slot[s].flushes[LB_FLUSH_WEIGHT] +
+			     M.slot[s].flushes[LB_FLUSH_BYPASS], 0),
+			  "weight 1 flushed by weight: " LB_SEED_FMT,
+			  LB_SEED_ARGS(seed));
+	for (i = 0; i < NOBJ; i++) {
+		cr_assert(eq(u32, O[i].commits, M.adds[i]),
+			  "object %u: " LB_SEED_FMT, i, LB_SEED_ARGS(seed));
+		cr_assert(eq(int, O[i].refs, 0), "object %u: " LB_SEED_FMT, i,
+			  LB_SEED_ARGS(seed));
+	}
+	cr_assert(eq(u64, R.gets, R.puts), LB_SEED_FMT, LB_SEED_ARGS(seed));
+	cr_assert(eq(int, lb_pcpu_destroy(pc), 0));
+	cr_assert(eq(u64, R.nr_log, M.nr_log), "destroy found more: "
+		  LB_SEED_FMT, LB_SEED_ARGS(seed));
+}
+
+/* Each seed in each mode (weight 1: the two modes that batch). */
+static void run_seeds(int ones)
+{
+	uint64_t seed;
+	unsigned int i, nr = sizeof(seeds) / sizeof(seeds[0]);
+	int m, env = lb_seed_from_env(&seed);
+
+	for (i = 0; i < (env ? 1 : nr); i++)
+		for (m = ones; m <= LB_PCPU_WEIGHTED; m++)
+			run_seed(env ? seed : seeds[i], (enum lb_pcpu_mode)m,
+				 ones);
+}
+
+Test(prop_pcpu, random_ops_match_model, .timeout = 30)
+{
+	run_seeds(0);
+}
+
+/*
+ * Weight 1 in WEIGHTED and BYPASS_LARGE is Linux 6.12's folio_batch: each
+ * slot flushes on its 31st add, never by weight or bypass.
+ */
+Test(prop_pcpu, weight_one_is_folio_batch, .timeout = 30)
+{
+	run_seeds(1);
+}

@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/*
+ * lb_lock: both kinds, statistics under forced contention, and the table
+ * and JSON reports parsed back.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+
+#include <lockbatch/lock.h>
+
+static const enum lb_lock_kind kinds[] = { LB_LOCK_SPIN, LB_LOCK_MUTEX };
+#define NR_KINDS 2
+
+Test(lock, init_rejects_bad_input)
+{
+	struct lb_lock l;
+
+	cr_assert(eq(int, lb_lock_init(NULL, LB_LOCK_SPIN, "x"), -EINVAL));
+	cr_assert(eq(int, lb_lock_init(&l, (enum lb_lock_kind)2, "x"), -EINVAL));
+	cr_assert(eq(int, lb_lock_init(&l, (enum lb_lock_kind)-1, "x"),
+		     -EINVAL));
+}
+
+Test(lock, init_names_and_zero_stats)
+{
+	struct lb_lock l;
+	struct lb_lock_stats s;
+	int k;
+
+	for (k = 0; k < NR_KINDS; k++) {
+		cr_assert(eq(int, lb_lock_init(&l, kinds[k], NULL), 0));
+		cr_assert(eq(str, (char *)l.name, "lock"));
+		cr_assert(eq(int, l.kind, kinds[k]));
+		cr_assert(eq(int, lb_lock_stats(&l, &s), 0));
+		cr_assert(eq(u64, s.acquisitions, 0));
+		cr_assert(eq(u64, s.contentions, 0));
+		cr_assert(eq(u64, s.wait_ns_total, 0));
+		cr_assert(eq(u64, s.wait_ns_max, 0));
+		cr_assert(eq(u64, s.wait_ns_min, 0));
+		cr_assert(eq(int, lb_lock_destroy(&l), 0));
+		cr_assert(eq(int, lb_lock_init(&l, kinds[k], "lru"), 0));
+		cr_assert(eq(str, (char *)l.name, "lru"));
+		cr_assert(eq(int, lb_lock_destroy(&l), 0));
+	}
+}
+
+Test(lock, acquisitions_counted_uncontended)
+{
+	struct lb_lock l;
+	struct lb_lock_stats s;
+	int k, i;
+
+	for (k = 0; k < NR_KINDS; k++) {
+		lb_lock_init(&l, kinds[k], "c");
+		for (i = 0; i < 1000; i++) {
+			lb_lock_acquire(&l);
+			lb_lock_release(&l);
+		}
+		/* The snapshot takes the lock without counting itself. */
+		cr_assert(eq(int, lb_lock_stats(&l, &s), 0));
+		cr_assert(eq(int, lb_lock_stats(&l, &s), 0));
+		cr_assert(eq(u64, s.acquisitions, 1000), "kind %d", k);
+		cr_assert(eq(u64, s.contentions, 0));
+		cr_assert(eq(u64, s.wait_ns_total, 0));
+		cr_assert(eq(int, lb_lock_stats_reset(&l), 0));
+		lb_lock_stats(&l, &s);
+		cr_assert(eq(u64, s.acquisitions, 0));
+		cr_assert(eq(int, lb_lock_destroy(&l), 0));
+	}
+}
+
+Test(lock, stats_reject_null)
+{
+	struct lb_lock l;
+	struct lb_lock_stats s;
+
+	lb_lock_init(&l, LB_LOCK_SPIN, NULL);
+	cr_assert(eq(int, lb_lock_stats(NULL, &s), -EINVAL));
+	cr_assert(eq(int, lb_lock_stats(&l, NULL), -EINVAL));
+	cr_assert(eq(int, lb_lock_stats_reset(NULL), -EINVAL));
+	cr_assert(eq(int, lb_lock_destroy(NULL), -EINVAL));
+}
+
+/* Destroying a held lock fails and leaves it usable and counting. */
+Test(lock, destroy_held_is_ebusy)
+{
+	struct lb_lock l;
+	struct lb_lock_stats s;
+	int k;
+
+	for (k = 0; k < NR_KINDS; k++) {
+		lb_lock_init(&l, kinds[k], "held");
+		lb_lock_acquire(&l);
+		cr_assert(eq(int, lb_lock_destroy(&l), -EBUSY), "kind %d", k);
+		lb_lock_release(&l);
+		lb_lock_acquire(&l);
+		lb_lock_release(&l);
+		lb_lock_stats(&l, &s);
+		cr_assert(eq(u64, s.acquisitions, 2));
+		cr_assert(eq(int, lb_lock_destroy(&l), 0));
+	}
+}
+
+/*
+ * Forced contention: the main thread holds the lock, a waiter announces
+ * itself and blocks in lb_lock_acquire(); the holder keeps the lock for
+ * @hold_ms more, so the waiter's recorded wait is about that long.
+ */
+struct waiter {
+	struct lb_lock *l;
+	int ready;
+};
+
+static void *waiter_fn(void *arg)
+{
+	struct waiter *w = arg;
+
+	__atomic_store_n(&w->ready, 1, __ATOMIC_RELEASE);
+	lb_lock_acquire(w->l);
+	lb_lock_release(w->l);
+	return NULL;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static void contend_once(struct lb_lock *l, long hold_ms)
+{
+	struct waiter w = { l, 0 };
+	pthread_t t;
+
+	lb_lock_acquire(l);
+	cr_assert(eq(int, pthread_create(&t, NULL, waiter_fn, &w), 0));
+	while (!__atomic_load_n(&w.ready, __ATOMIC_ACQUIRE))
+		sched_yield();
+	sleep_ms(hold_ms);
+	lb_lock_release(l);
+	pthread_join(t, NULL);
+}
+
+Test(lock, wait_stats_on_forced_contention, .timeout = 10)
+{
+	struct lb_lock l;
+	struct lb_lock_stats s;
+	int k;
+
+	for (k = 0; k < NR_KINDS; k++) {
+		lb_lock_init(&l, kinds[k], "contended");
+		contend_once(&l, 5);
+		contend_once(&l, 40);
+		lb_lock_stats(&l, &s);
+		cr_assert(eq(u64, s.acquisitions, 4), "kind %d", k);
+		cr_assert(eq(u64, s.contentions, 2), "kind %d", k);
+		/* The 40 ms hold was seen by a waiter blocked well before it. */
+		cr_assert(ge(u64, s.wait_ns_max, 20 * 1000000ull),
+			  "kind %d max %llu", k,
+			  (unsigned long long)s.wait_ns_max);
+		cr_assert(gt(u64, s.wait_ns_min, 0));
+		cr_assert(le(u64, s.wait_ns_min, s.wait_ns_max));
+		cr_assert(eq(u64, s.wait_ns_total, s.wait_ns_min + s.wait_ns_max),
+			  "two waits: total = min + max");
+		lb_lock_destroy(&l);
+	}
+}
+
+/* Parses one report row; the table pads, so whitespace is free. */
+struct row {
+	char name[32];
+	unsigned long long acq, cont, avg, total, max, min;
+};
+
+static int parse_row(const char *line, struct row *r)
+{
+	return sscanf(line, "%31s %llu %llu %lluns %lluns %lluns %lluns",
+		      r->name, &r->acq, &r->cont, &r->avg, &r->total, &r->max,
+		      &r->min) == 7;
+}
+
+static char *report_of(struct lb_lock *const *locks, unsigned int nr,
+		       int json, int *rc)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	cr_assert(not(eq(ptr, f, NULL)));
+	*rc = json ? lb_lock_report_json(f, locks, nr) :
+		     lb_lock_report(f, locks, nr);
+	fclose(f);
+	return buf;
+}
+
+Test(lock, report_table_parses_back, .timeout = 10)
+{
+	struct lb_lock a, b;
+	struct lb_lock *const locks[] = { &a, &b };
+	struct lb_lock_stats sa;
+	struct row r;
+	char *buf, *line, *save;
+	int rc, i, rows = 0;
+
+	lb_lock_init(&a, LB_LOCK_SPIN, "lruvec");
+	lb_lock_init(&b, LB_LOCK_MUTEX, "zone");
+	contend_once(&a, 2);
+	for (i = 0; i < 7; i++) {
+		lb_lock_acquire(&b);
+		lb_lock_release(&b);
+	}
+	lb_lock_stats(&a, &sa);
+	buf = report_of(locks, 2, 0, &rc);
+	cr_assert(eq(int, rc, 0));
+	line = strtok_r(buf, "\n", &save);
+	cr_assert(not(eq(ptr, line, NULL)));
+	cr_assert(not(eq(ptr, strstr(line, "acquired"), NULL)), "header: %s",
+		  line);
+	cr_assert(not(eq(ptr, strstr(line, "contended"), NULL)));
+	while ((line = strtok_r(NULL, "\n", &save))) {
+		cr_assert(parse_row(line, &r), "row: %s", line);
+		if (rows == 0) {
+			cr_assert(eq(str, r.name, "lruvec"));
+			cr_assert(eq(u64, r.acq, sa.acquisitions));
+			cr_assert(eq(u64, r.cont, 1));
+			cr_assert(eq(u64, r.total, sa.wait_ns_total));
+			cr_assert(eq(u64, r.avg, sa.wait_ns_total));
+			cr_assert(eq(u64, r.max, sa.wait_ns_max));
+			cr_assert(eq(u64, r.min, sa.wait_ns_min));
+		} else {
+			cr_assert(eq(str, r.name, "zone"));
+			cr_assert(eq(u64, r.acq, 7));
+			cr_assert(eq(u64, r.cont, 0));
+			cr_assert(eq(u64, r.avg + r.total + r.max + r.min, 0));
+		}
+		rows++;
+	}
+	cr_assert(eq(int, rows, 2));
+	free(buf);
+	lb_lock_destroy(&a);
+	lb_lock_destroy(&b);
+}
+
+/*
+ * A JSON reader just large enough for the report: an array of flat
+ * objects whose values are strings or unsigned integers.
+ */
+struct jobj {
+	char name[64];
+	unsigned long long v[6];	/* in enum jkey order */
+	unsigned int seen;		/* bit per key, name = bit 6 */
+};
+
+static const char *const jkeys[] = {
+	"acquisitions", "contentions", "wait_ns_total", "wait_ns_max",
+	"wait_ns_min", "wait_ns_avg",
+};
+
+static const char *skip_ws(const char *p)
+{
+	while (isspace((unsigned char)*p))
+		p++;
+	return p;
+}
+
+/* Reads a JSON string into @out (unescaping); NULL on a syntax error. */
+static const char *jstring(const char *p, char *out, size_t cap)
+{
+	size_t n = 0;
+
+	if (*p++ != '"')
+		return NULL;
+	while (*p && *p != '"') {
+		char c = *p++;
+
+		if (c == '\\') {
+			c = *p++;
+			if (c == 'u') {
+				unsigned int u;
+
+				if (sscanf(p, "%4x", &u) != 1)
+					return NULL;
+				c = (char)u;
+				p += 4;
+			} else if (c == 'n') {
+				c = '\n';
+			} else if (c != '"' && c != '\\') {
+				return NULL;
+			}
+		} else if ((unsigned char)c < 0x20) {
+			return NULL;	/* raw control characters are invalid */
+		}
+		if (n + 1 >= cap)
+			return NULL;
+		out[n++] = c;
+	}
+	out[n] = '\0';
+	return *p == '"' ? p + 1 : NULL;
+}
+
+static const char *jobject(const char *p, struct jobj *o)
+{
+	char key[32];
+	unsigned int k;
+
+	memset(o, 0, sizeof(*o));
+	if (*(p = skip_ws(p)) != '{')
+		return NULL;
+	p = skip_ws(p + 1);
+	while (*p != '}') {
+		if (!(p = jstring(p, key, sizeof(key))))
+			return NULL;
+		p = skip_ws(p);
+		if (*p++ != ':')
+			return NULL;
+		p = skip_ws(p);
+		if (!strcmp(key, "name")) {
+			if (!(p = jstring(p, o->name, sizeof(o->name))))
+				return NULL;
+			o->seen |= 1u << 6;
+		} else {
+			char *end;
+
+			for (k = 0; k < 6 && strcmp(key, jkeys[k]); k++)
+				;
+			if (k == 6 || !isdigit((unsigned char)*p))
+				return NULL;
+			o->v[k] = strtoull(p, &end, 10);
+			o->seen |= 1u << k;
+			p = end;
+		}
+		p = skip_ws(p);
+		if (*p == ',')
+			p = skip_ws(p + 1);
+		else if (*p != '}')
+			return NULL;
+	}
+	return p + 1;
+}
+
+/* Parses the whole array; returns the number of objects or -1. */
+static int jarray(const char *p, struct jobj *o, int max)
+{
+	int n = 0;
+
+	if (*(p = skip_ws(p)) != '[')
+		return -1;
+	p = skip_ws(p + 1);
+	while (*p != ']') {
+		if (n == max || !(p = jobject(p, &o[n++])))
+			return -1;
+		p = skip_ws(p);
+		if (*p == ',')
+			p++;
+		else if (*p != ']')
+			return -1;
+	}
+	return *skip_ws(p + 1) == '\0' ? n : -1;
+}
+
+Test(lock, report_json_parses_back, .timeout = 10)
+{
+	static const char odd[] = "we\"ird\\name\n";
+	struct lb_lock a, b, c;
+	struct lb_lock *const locks[] = { &a, &b, &c };
+	struct lb_lock_stats sa;
+	struct jobj o[4];
+	char *buf;
+	int rc, n;
+
+	lb_lock_init(&a, LB_LOCK_SPIN, "lruvec");
+	lb_lock_init(&b, LB_LOCK_MUTEX, odd);
+	lb_lock_init(&c, LB_LOCK_SPIN, NULL);
+	contend_once(&a, 1);
+	contend_once(&a, 3);
+	lb_lock_acquire(&b);
+	lb_lock_release(&b);
+	lb_lock_stats(&a, &sa);
+	buf = report_of(locks, 3, 1, &rc);
+	cr_assert(eq(int, rc, 0));
+	n = jarray(buf, o, 4);
+	cr_assert(eq(int, n, 3), "JSON: %s", buf);
+	cr_assert(eq(u32, o[0].seen, 0x7f), "every key present");
+	cr_assert(eq(str, o[0].name, "lruvec"));
+	cr_assert(eq(u64, o[0].v[0], sa.acquisitions));
+	cr_assert(eq(u64, o[0].v[1], 2));
+	cr_assert(eq(u64, o[0].v[2], sa.wait_ns_total));
+	cr_assert(eq(u64, o[0].v[3], sa.wait_ns_max));
+	cr_assert(eq(u64, o[0].v[4], sa.wait_ns_min));
+	cr_assert(eq(u64, o[0].v[5], sa.wait_ns_total / 2));
+	cr_assert(eq(str, o[1].name, (char *)odd), "name escaped and back");
+	cr_assert(eq(u64, o[1].v[0], 1));
+	cr_assert(eq(u64, o[1].v[5], 0), "no contention: average 0");
+	cr_assert(eq(str, o[2].name, "lock"));
+	cr_assert(eq(u64, o[2].v[0], 0));
+	free(buf);
+
+	buf = report_of(locks, 0, 1, &rc);
+	cr_assert(eq(int, rc, 0));
+	cr_assert(eq(int, jarray(buf, o, 4), 0), "empty report: %s", buf);
+	free(buf);
+}
+
+Test(lock, reports_reject_null)
+{
+	struct lb_lock a;
+	struct lb_lock *const locks[] = { &a, NULL };
+
+	lb_lock_init(&a, LB_LOCK_SPIN, "a");
+	cr_assert(eq(int, lb_lock_report(NULL, locks, 1), -EINVAL));
+	cr_assert(eq(int, lb_lock_report(stdout, NULL, 1), -EINVAL));
+	cr_assert(eq(int, lb_lock_report(stdout, locks, 2), -EINVAL));
+	cr_assert(eq(int, lb_lock_report_json(NULL, locks, 1), -EINVAL));
+	cr_assert(eq(int, lb_lock_report_json(stdout, NULL, 1), -EINVAL));
+	cr_assert(eq(int, lb_lock_report_json(stdout, locks, 2), -EINVAL));
+}
+
+/* A stream that cannot be written: both reports say -EIO. */
+Test(lock, reports_eio_on_write_error)
+{
+	struct lb_lock a;
+	struct lb_lock *const locks[] = { &a };
+	FILE *f = fopen("/dev/null", "r");
+
+	cr_assert(not(eq(ptr, f, NULL)));
+	lb_lock_init(&a, LB_LOCK_SPIN, "a");
+	cr_assert(eq(int, lb_lock_report(f, locks, 1), -EIO));
+	clearerr(f);
+	cr_assert(eq(int, lb_lock_report_json(f, locks, 1), -EIO));
+	fclose(f);
+}

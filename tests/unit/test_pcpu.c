@@ -1,0 +1,859 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/*
+ * lb_pcpu add/flush core: creation, the three modes, flush causes,
+ * per-slot statistics, runs split by back-end, after() outside the lock,
+ * get/put balance, re-entrant adds from commit, local drain and destroy.
+ * Slots are chosen through the injected CPU-id function. "Nothing lost"
+ * is checked by counting what the recording back-end received.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+
+#include <lockbatch/pcpu.h>
+#include "rec_backend.h"
+
+#define NOBJ 256
+
+static struct rec R;
+static struct rec_obj O[NOBJ];
+static struct lb_backend_ops ops;
+static int cpu_id;
+
+static void setup(void)
+{
+	unsigned int i;
+
+	rec_init(&R);
+	for (i = 0; i < NOBJ; i++)
+		rec_obj_init(&O[i], &R, i, 0, 1);
+	ops = rec_ops();
+	cpu_id = 0;
+}
+
+TestSuite(pcpu, .init = setup, .timeout = 10);
+
+static struct lb_pcpu_conf conf_of(enum lb_pcpu_mode mode, unsigned int slots,
+				   unsigned int max_nr, uint32_t max_weight)
+{
+	struct lb_pcpu_conf c = {
+		.nr_slots = slots,
+		.mode = mode,
+		.max_nr = max_nr,
+		.max_weight = max_weight,
+		.ops = &ops,
+		.backend = &R.be[0],
+		.cpu_fn = rec_cpu_fn,
+		.cpu_arg = &cpu_id,
+	};
+
+	return c;
+}
+
+static struct lb_pcpu *mk(enum lb_pcpu_mode mode, unsigned int slots,
+			  unsigned int max_nr, uint32_t max_weight)
+{
+	struct lb_pcpu_conf c = conf_of(mode, slots, max_nr, max_weight);
+	struct lb_pcpu *pc = NULL;
+
+	cr_assert(eq(int, lb_pcpu_create(&pc, &c), 0));
+	cr_assert(not(eq(ptr, pc, NULL)));
+	return pc;
+}
+
+static int add(struct lb_pcpu *pc, unsigned int i, uint32_t weight)
+{
+	O[i].weight = weight;
+	return lb_pcpu_add(pc, &O[i], &O[i].node, weight);
+}
+
+static struct lb_pcpu_slot_stats slot_st(struct lb_pcpu *pc, unsigned int idx)
+{
+	struct lb_pcpu_slot_stats s[64];
+	int n = lb_pcpu_stats(pc, NULL, s, 64);
+
+	cr_assert(gt(int, n, (int)idx));
+	return s[idx];
+}
+
+static struct lb_pcpu_stats total_st(struct lb_pcpu *pc)
+{
+	struct lb_pcpu_stats t;
+
+	cr_assert(gt(int, lb_pcpu_stats(pc, &t, NULL, 0), 0));
+	return t;
+}
+
+/* Destroy (drains), then check every one of objects [0, n) arrived once. */
+static void destroy_and_check(struct lb_pcpu *pc, unsigned int n)
+{
+	unsigned int i;
+
+	cr_assert(eq(int, lb_pcpu_destroy(pc), 0));
+	for (i = 0; i < n; i++) {
+		cr_assert(eq(u32, O[i].commits, 1), "object %u committed %u times",
+			  i, O[i].commits);
+		cr_assert(eq(int, O[i].refs, 0), "object %u refs %d", i,
+			  O[i].refs);
+		cr_assert(eq(u32, O[i].node.slot, 0));
+	}
+	cr_assert(eq(u64, R.nr_log, n));
+	cr_assert(eq(u64, R.gets, R.puts));
+	cr_assert(eq(u64, R.errors, 0), "%s", R.first_error);
+}
+
+Test(pcpu, create_rejects_bad_input)
+{
+	struct lb_pcpu *const sentinel = (struct lb_pcpu *)&R;
+	struct lb_pcpu *pc = sentinel;
+	struct lb_backend_ops bad;
+	struct lb_pcpu_conf c;
+
+	c = conf_of(LB_PCPU_WEIGHTED, 2, 0, 0);
+	cr_assert(eq(int, lb_pcpu_create(NULL, &c), -EINVAL));
+	cr_assert(eq(int, lb_pcpu_create(&pc, NULL), -EINVAL));
+	c.ops = NULL;
+	cr_assert(eq(int, lb_pcpu_create(&pc, &c), -EINVAL));
+	c.ops = &bad;
+	bad = rec_ops();
+	bad.lock = NULL;
+	cr_assert(eq(int, lb_pcpu_create(&pc, &c), -EINVAL));
+	bad = rec_ops();
+	bad.unlock = NULL;
+	cr_assert(eq(int, lb_pcpu_create(&pc, &c), -EINVAL));
+	bad = rec_ops();
+	bad.commit = NULL;
+	cr_assert(eq(int, lb_pcpu_create(&pc, &c), -EINVAL));
+
+	c = conf_of((enum lb_pcpu_mode)3, 2, 0, 0);
+	cr_assert(eq(int, lb_pcpu_create(&pc, &c), -EINVAL));
+	c = conf_of((enum lb_pcpu_mode)-1, 2, 0, 0);
+	cr_assert(eq(int, lb_pcpu_create(&pc, &c), -EINVAL));
+	c = conf_of(LB_PCPU_WEIGHTED, LB_PCPU_MAX_SLOTS + 1, 0, 0);
+	cr_assert(eq(int, lb_pcpu_create(&pc, &c), -EINVAL));
+	c = conf_of(LB_PCPU_WEIGHTED, UINT_MAX, 0, 0);
+	cr_assert(eq(int, lb_pcpu_create(&pc, &c), -EINVAL));
+	c = conf_of(LB_PCPU_WEIGHTED, 2, LB_WBATCH_MAX + 1, 0);
+	cr_assert(eq(int, lb_pcpu_create(&pc, &c), -EINVAL));
+	c = conf_of(LB_PCPU_WEIGHTED, 2, 0, LB_WBATCH_WEIGHT_MAX + 1);
+	cr_assert(eq(int, lb_pcpu_create(&pc, &c), -EINVAL));
+	cr_assert(eq(ptr, pc, sentinel), "*pcp written on failure");
+}
+
+/* Slot count 0 = one per CPU; caps 0 = 31 entries, 31 units. */
+Test(pcpu, create_defaults)
+{
+	struct lb_pcpu *pc = mk(LB_PCPU_WEIGHTED, 0, 0, 0);
+	struct lb_pcpu_stats t = total_st(pc);
+	unsigned int i;
+
+	cr_assert(eq(uint, t.nr_slots, lb_cpu_count()));
+	cr_assert(eq(int, t.cpu_src, LB_CPU_SRC_INJECTED));
+	for (i = 0; i < 30; i++)
+		cr_assert(eq(int, add(pc, i, 1), 0));
+	cr_assert(eq(int, add(pc, 30, 1), 1), "default entry cap is 31");
+	cr_assert(eq(u64, slot_st(pc, 0).flushes[LB_FLUSH_FULL], 1));
+	for (i = 31; i < 38; i++)
+		cr_assert(eq(int, add(pc, i, 4), 0));
+	cr_assert(eq(int, add(pc, 38, 4), 1), "default weight cap is 31");
+	cr_assert(eq(u64, slot_st(pc, 0).flushes[LB_FLUSH_WEIGHT], 1));
+	destroy_and_check(pc, 39);
+}
+
+Test(pcpu, create_accepts_max_slots)
+{
+	struct lb_pcpu *pc = mk(LB_PCPU_WEIGHTED, LB_PCPU_MAX_SLOTS, 0, 0);
+
+	cpu_id = (int)LB_PCPU_MAX_SLOTS - 1;
+	cr_assert(eq(int, add(pc, 0, 1), 0));
+	cpu_id = (int)LB_PCPU_MAX_SLOTS;	/* folds to slot 0 */
+	cr_assert(eq(int, add(pc, 1, 1), 0));
+	cr_assert(eq(u32, O[0].node.slot, LB_PCPU_MAX_SLOTS));
+	cr_assert(eq(u32, O[1].node.slot, 1));
+	cr_assert(eq(u64, total_st(pc).total.nr_cached, 2));
+	destroy_and_check(pc, 2);
+}
+
+Test(pcpu, add_rejects_bad_input_nothing_changed)
+{
+	struct lb_pcpu *pc = mk(LB_PCPU_WEIGHTED, 2, 0, 0);
+	struct lb_pcpu_stats t;
+
+	cr_assert(eq(int, lb_pcpu_add(NULL, &O[0], &O[0].node, 1), -EINVAL));
+	cr_assert(eq(int, lb_pcpu_add(pc, NULL, &O[0].node, 1), -EINVAL));
+	cr_assert(eq(int, lb_pcpu_add(pc, &O[0], NULL, 1), -EINVAL));
+	cr_assert(eq(int, lb_pcpu_add(pc, &O[0], &O[0].node, 0), -EINVAL));
+	cr_assert(eq(int, lb_pcpu_add(pc, &O[0], &O[0].node,
+				      LB_WBATCH_WEIGHT_MAX + 1), -EINVAL));
+	cr_assert(eq(int, lb_pcpu_add(pc, &O[0], &O[0].node, UINT32_MAX),
+		     -EINVAL));
+	t = total_st(pc);
+	cr_assert(eq(u64, t.total.adds, 0));
+	cr_assert(eq(u64, t.total.nr_cached, 0));
+	cr_assert(eq(u32, O[0].node.slot, 0));
+	cr_assert(eq(u32, O[0].node.owner, 0));
+	cr_assert(eq(u64, R.gets, 0));
+	/* The largest weight is accepted and never waits. */
+	cr_assert(eq(int, add(pc, 0, LB_WBATCH_WEIGHT_MAX), 1));
+	destroy_and_check(pc, 1);
+}
+
+Test(pcpu, add_same_node_twice_eexist_nothing_changed)
+{
+	struct lb_pcpu *pc = mk(LB_PCPU_WEIGHTED, 4, 0, 0);
+	struct lb_pcpu *other = mk(LB_PCPU_WEIGHTED, 4, 0, 0);
+	struct lb_pcpu_stats t;
+
+	cpu_id = 1;
+	cr_assert(eq(int, add(pc, 0, 3), 0));
+	cr_assert(eq(int, add(pc, 0, 3), -EEXIST), "same slot");
+	cpu_id = 2;
+	cr_assert(eq(int, add(pc, 0, 1), -EEXIST), "another slot");
+	cr_assert(eq(int, lb_pcpu_add(pc, &O[1], &O[0].node, 1), -EEXIST),
+		  "another object, same node");
+	cr_assert(eq(int, add(other, 0, 1), -EEXIST), "another lb_pcpu");
+	t = total_st(pc);
+	cr_assert(eq(u64, t.total.adds, 1));
+	cr_assert(eq(u64, t.total.weight_added, 3));
+	cr_assert(eq(u64, t.total.nr_cached, 1));
+	cr_assert(eq(u64, slot_st(pc, 1).nr_cached, 1));
+	cr_assert(eq(u64, slot_st(pc, 2).nr_cached, 0));
+	cr_assert(eq(u64, total_st(other).total.adds, 0));
+	cr_assert(eq(u32, O[0].node.slot, 2));
+	cr_assert(eq(u64, R.gets, 1), "a rejected add took a reference");
+	cr_assert(eq(int, lb_pcpu_destroy(other), 0));
+	destroy_and_check(pc, 1);
+	cr_assert(eq(u32, O[1].commits, 0));
+}
+
+Test(pcpu, node_tracks_slot_home_owner)
+{
+	struct lb_pcpu *a = mk(LB_PCPU_WEIGHTED, 4, 0, 0);
+	struct lb_pcpu *b = mk(LB_PCPU_WEIGHTED, 4, 0, 0);
+	uint32_t owner_a;
+
+	cpu_id = 3;
+	add(a, 0, 1);
+	cr_assert(eq(u32, O[0].node.slot, 4));
+	cr_assert(eq(u32, O[0].node.home, 4));
+	cr_assert(ne(u32, O[0].node.owner, 0));
+	owner_a = O[0].node.owner;
+	cr_assert(eq(int, lb_pcpu_drain_local(a), 1));
+	cr_assert(eq(u32, O[0].node.slot, 0), "not cached after the flush");
+	cr_assert(eq(u32, O[0].node.home, 4), "home is never cleared");
+	/* Committed objects may be added again, here to another lb_pcpu. */
+	cpu_id = 1;
+	cr_assert(eq(int, add(b, 0, 1), 0));
+	cr_assert(eq(u32, O[0].node.home, 2));
+	cr_assert(ne(u32, O[0].node.owner, owner_a));
+	cr_assert(eq(int, lb_pcpu_destroy(a), 0));
+	cr_assert(eq(int, lb_pcpu_destroy(b), 0));
+	cr_assert(eq(u32, O[0].commits, 2));
+	cr_assert(eq(int, O[0].refs, 0));
+}
+
+Test(pcpu, baseline_locks_per_object)
+{
+	struct lb_pcpu *pc = mk(LB_PCPU_BASELINE, 2, 0, 0);
+	unsigned int i;
+
+	for (i = 0; i < 20; i++)
+		cr_assert(eq(int, add(pc, i, 1 + i % 30), 1), "add %u", i);
+	cr_assert(eq(u64, R.nr_log, 20));
+	cr_assert(eq(u64, R.locks, 20));
+	cr_assert(eq(u64, total_st(pc).backend_locks, 20));
+	cr_assert(eq(u64, slot_st(pc, 0).flushes[LB_FLUSH_FULL], 20));
+	cr_assert(eq(u64, slot_st(pc, 0).nr_cached, 0));
+	cr_assert(eq(int, lb_pcpu_drain_local(pc), 0));
+	destroy_and_check(pc, 20);
+	cr_assert(eq(u64, R.locks, 20), "nothing left for destroy");
+}
+
+Test(pcpu, bypass_large_flushes_on_any_large)
+{
+	struct lb_pcpu *pc = mk(LB_PCPU_BYPASS_LARGE, 2, 0, 0);
+	struct lb_pcpu_slot_stats s;
+	unsigned int i;
+
+	for (i = 0; i < 30; i++)
+		cr_assert(eq(int, add(pc, i, 1), 0));
+	cr_assert(eq(int, add(pc, 30, 1), 1), "31st single-unit add");
+	for (i = 31; i < 34; i++)
+		cr_assert(eq(int, add(pc, i, 1), 0));
+	cr_assert(eq(int, add(pc, 34, 2), 1), "weight 2 flushes at once");
+	s = slot_st(pc, 0);
+	cr_assert(eq(u64, s.flushes[LB_FLUSH_FULL], 1));
+	cr_assert(eq(u64, s.flushes[LB_FLUSH_BYPASS], 1));
+	cr_assert(eq(u64, s.objs_flushed, 35));
+	cr_assert(eq(u64, s.weight_flushed, 36));
+	cr_assert(eq(u64, R.locks, 2));
+	for (i = 0; i < 35; i++)
+		cr_assert(eq(u32, R.log[i], i), "commit order at %u", i);
+	destroy_and_check(pc, 35);
+}
+
+Test(pcpu, weighted_flushes_by_entries_weight_and_bypass)
+{
+	struct lb_pcpu *pc = mk(LB_PCPU_WEIGHTED, 2, 0, 0);
+	struct lb_pcpu_slot_stats s;
+	unsigned int i;
+
+	/* 16K objects: 7 wait (28 units), the 8th takes it to 32 > 31. */
+	for (i = 0; i < 7; i++)
+		cr_assert(eq(int, add(pc, i, 4), 0));
+	cr_assert(eq(int, add(pc, 7, 4), 1));
+	/* Single units: exactly folio_batch, a flush every 31st. */
+	for (i = 8; i < 38; i++)
+		cr_assert(eq(int, add(pc, i, 1), 0));
+	cr_assert(eq(int, add(pc, 38, 1), 1));
+	/* 128K: reaches the cap alone, never waits, even in an empty batch. */
+	cr_assert(eq(int, add(pc, 39, 32), 1));
+	s = slot_st(pc, 0);
+	cr_assert(eq(u64, s.flushes[LB_FLUSH_WEIGHT], 1));
+	cr_assert(eq(u64, s.flushes[LB_FLUSH_FULL], 1));
+	cr_assert(eq(u64, s.flushes[LB_FLUSH_BYPASS], 1));
+	cr_assert(eq(u64, s.objs_flushed, 40));
+	cr_assert(eq(u64, s.weight_flushed, 32 + 31 + 32));
+	cr_assert(eq(u64, s.adds, 40));
+	cr_assert(eq(u64, s.weight_added, 32 + 31 + 32));
+	cr_assert(eq(u64, R.locks, 3));
+	destroy_and_check(pc, 40);
+}
+
+/* C13 through lb_pcpu: the same flush points, with their causes. */
+Test(pcpu, c13_weight_boundaries)
+{
+	static const uint32_t w[] = { 1, 4, 16, 4, 4, 2, 31, 30, 32 };
+	static const int flushed[] = { 0, 0, 0, 0, 0, 0, 1, 0, 1 };
+	struct lb_pcpu *pc = mk(LB_PCPU_WEIGHTED, 1, 31, 31);
+	struct lb_pcpu_slot_stats s;
+	unsigned int i;
+
+	for (i = 0; i < 9; i++) {
+		cr_assert(eq(int, add(pc, i, w[i]), flushed[i]),
+			  "C13 add %u (weight %u)", i, w[i]);
+		s = slot_st(pc, 0);
+		cr_assert(le(u64, s.weight_cached, 31),
+			  "a waiting batch holds at most 31 units");
+		if (i == 5)
+			cr_assert(eq(u64, s.weight_cached, 31));
+		if (i == 6) {
+			cr_assert(eq(u64, R.nr_log, 7));
+			cr_assert(eq(u64, s.flushes[LB_FLUSH_BYPASS], 1));
+			cr_assert(eq(u64, s.weight_flushed, 62));
+		}
+		if (i == 7)
+			cr_assert(eq(u64, s.weight_cached, 30));
+	}
+	s = slot_st(pc, 0);
+	cr_assert(eq(u64, s.flushes[LB_FLUSH_BYPASS], 2));
+	cr_assert(eq(u64, s.flushes[LB_FLUSH_FULL] + s.flushes[LB_FLUSH_WEIGHT],
+		     0));
+	cr_assert(eq(u64, s.objs_flushed, 9));
+	cr_assert(eq(u64, s.weight_flushed, 124));
+	cr_assert(eq(u64, R.locks, 2));
+	for (i = 0; i < 9; i++)
+		cr_assert(eq(u32, R.log[i], i));
+	destroy_and_check(pc, 9);
+}
+
+Test(pcpu, drain_local_flushes_only_current_slot)
+{
+	struct lb_pcpu *pc = mk(LB_PCPU_WEIGHTED, 3, 0, 0);
+	unsigned int i;
+
+	cr_assert(eq(int, lb_pcpu_drain_local(NULL), -EINVAL));
+	cr_assert(eq(int, lb_pcpu_drain_local(pc), 0), "empty slot");
+	cr_assert(eq(u64, R.locks, 0), "an empty drain takes no lock");
+	for (i = 0; i < 9; i++) {
+		cpu_id = (int)(i % 3);
+		add(pc, i, 2);
+	}
+	cpu_id = 1;
+	cr_assert(eq(int, lb_pcpu_drain_local(pc), 3));
+	cr_assert(eq(u64, R.nr_log, 3));
+	cr_assert(eq(u32, R.log[0], 1));
+	cr_assert(eq(u32, R.log[1], 4));
+	cr_assert(eq(u32, R.log[2], 7));
+	cr_assert(eq(u64, slot_st(pc, 1).flushes[LB_FLUSH_DRAIN_LOCAL], 1));
+	cr_assert(eq(u64, slot_st(pc, 1).nr_cached, 0));
+	cr_assert(eq(u64, slot_st(pc, 0).flushes[LB_FLUSH_DRAIN_LOCAL], 0));
+	cr_assert(eq(u64, slot_st(pc, 0).nr_cached, 3));
+	cr_assert(eq(u64, slot_st(pc, 2).nr_cached, 3));
+	cr_assert(eq(int, lb_pcpu_drain_local(pc), 0), "drained already");
+	cpu_id = 5;	/* folds to slot 2 */
+	cr_assert(eq(int, lb_pcpu_drain_local(pc), 3));
+	destroy_and_check(pc, 9);
+}
+
+Test(pcpu, stats_rejects_bad_input)
+{
+	struct lb_pcpu *pc = mk(LB_PCPU_WEIGHTED, 3, 0, 0);
+	struct lb_pcpu_stats t;
+
+	cr_assert(eq(int, lb_pcpu_stats(NULL, &t, NULL, 0), -EINVAL));
+	cr_assert(eq(int, lb_pcpu_stats(pc, &t, NULL, 1), -EINVAL));
+	cr_assert(eq(int, lb_pcpu_stats(pc, NULL, NULL, 0), 3));
+	destroy_and_check(pc, 0);
+}
+
+Test(pcpu, stats_per_slot_and_total)
+{
+	struct lb_pcpu *pc = mk(LB_PCPU_WEIGHTED, 4, 0, 8);
+	struct lb_pcpu_slot_stats s[4];
+	struct lb_pcpu_stats t;
+
+	memset(s, 0xa5, sizeof(s));
+	cpu_id = 0;
+	add(pc, 0, 3);
+	add(pc, 1, 3);
+	add(pc, 2, 3);		/* 9 > 8: weight flush of 3 objects */
+	add(pc, 3, 2);
+	cpu_id = 2;
+	add(pc, 4, 8);		/* bypass */
+	add(pc, 5, 1);
+	cr_assert(eq(int, lb_pcpu_stats(pc, &t, s, 3), 4));
+	cr_assert(eq(u64, s[0].adds, 4));
+	cr_assert(eq(u64, s[0].weight_added, 11));
+	cr_assert(eq(u64, s[0].flushes[LB_FLUSH_WEIGHT], 1));
+	cr_assert(eq(u64, s[0].objs_flushed, 3));
+	cr_assert(eq(u64, s[0].weight_flushed, 9));
+	cr_assert(eq(u64, s[0].nr_cached, 1));
+	cr_assert(eq(u64, s[0].weight_cached, 2));
+	cr_assert(eq(u64, s[1].adds, 0));
+	cr_assert(eq(u64, s[2].adds, 2));
+	cr_assert(eq(u64, s[2].flushes[LB_FLUSH_BYPASS], 1));
+	cr_assert(eq(u64, s[2].nr_cached, 1));
+	cr_assert(eq(u64, t.total.adds, 6));
+	cr_assert(eq(u64, t.total.weight_added, 20));
+	cr_assert(eq(u64, t.total.objs_flushed, 4));
+	cr_assert(eq(u64, t.total.weight_flushed, 17));
+	cr_assert(eq(u64, t.total.nr_cached, 2));
+	cr_assert(eq(u64, t.total.weight_cached, 3));
+	cr_assert(eq(u64, t.backend_locks, 2));
+	cr_assert(eq(uint, t.nr_slots, 4));
+	cr_assert(eq(int, t.cpu_src, LB_CPU_SRC_INJECTED));
+	/* Slot 3 was summed into the total, never written to s[3]. */
+	cpu_id = 3;
+	add(pc, 6, 5);
+	memset(&s[3], 0xa5, sizeof(s[3]));
+	lb_pcpu_stats(pc, &t, s, 3);
+	cr_assert(eq(u64, t.total.adds, 7));
+	cr_assert(eq(u64, s[3].adds, 0xa5a5a5a5a5a5a5a5ull));
+	destroy_and_check(pc, 7);
+}
+
+Test(pcpu, stats_report_real_cpu_source)
+{
+	struct lb_pcpu_conf c = conf_of(LB_PCPU_WEIGHTED, 2, 0, 0);
+	struct lb_pcpu *pc;
+
+	c.cpu_fn = NULL;
+	cr_assert(eq(int, lb_pcpu_create(&pc, &c), 0));
+	cr_assert(eq(int, total_st(pc).cpu_src, lb_cpu_source()));
+	lb_pcpu_destroy(pc);
+}
+
+/* Without an injected source the slot is the current CPU's. */
+Test(pcpu, real_cpu_picks_current_slot)
+{
+	struct lb_pcpu_conf c = conf_of(LB_PCPU_WEIGHTED, 3, 0, 0);
+	struct lb_pcpu *pc;
+	cpu_set_t orig, one;
+	int cpu, i = 0;
+
+	c.cpu_fn = NULL;
+	cr_assert(eq(int, lb_pcpu_create(&pc, &c), 0));
+	cr_assert(eq(int, sched_getaffinity(0, sizeof(orig), &orig), 0));
+	for (cpu = 0; cpu < CPU_SETSIZE && i < 4; cpu++) {
+		if (!CPU_ISSET(cpu, &orig))
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		cr_assert(eq(int, sched_setaffinity(0, sizeof(one), &one), 0));
+		cr_assert(eq(int, add(pc, (unsigned int)i, 1), 0));
+		cr_assert(eq(u32, O[i].node.slot, (uint32_t)(cpu % 3) + 1),
+			  "cpu %d", cpu);
+		i++;
+	}
+	sched_setaffinity(0, sizeof(orig), &orig);
+	destroy_and_check(pc, (unsigned int)i);
+}
+
+Test(pcpu, flush_cause_names)
+{
+	static const char *const names[LB_FLUSH_NR] = {
+		"full", "weight", "bypass", "drain_local", "drain_obj",
+		"drain_objs", "drain_all", "disable", "destroy",
+	};
+	int c;
+
+	for (c = 0; c < LB_FLUSH_NR; c++)
+		cr_assert(eq(str, (char *)lb_pcpu_flush_cause_name(c),
+			     (char *)names[c]));
+	cr_assert(eq(str, (char *)lb_pcpu_flush_cause_name(LB_FLUSH_NR),
+		     "invalid"));
+	cr_assert(eq(str, (char *)lb_pcpu_flush_cause_name(-1), "invalid"));
+}
+
+/* C10: ids at or above the slot count fold; negative ids select slot 0. */
+Test(pcpu, c10_cpu_ids_out_of_range)
+{
+	static const int ids[] = { 0, 3, 4, 7, 1003, INT_MAX, -1, INT_MIN,
+				   -ENOSYS };
+	static const unsigned int slot[] = { 0, 3, 0, 3, 3, INT_MAX % 4, 0, 0,
+					     0 };
+	struct lb_pcpu *pc = mk(LB_PCPU_WEIGHTED, 4, 0, 0);
+	uint64_t want[4] = { 0 };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		cpu_id = ids[i];
+		cr_assert(eq(int, add(pc, i, 1), 0));
+		cr_assert(eq(u32, O[i].node.slot, slot[i] + 1), "cpu id %d",
+			  ids[i]);
+		want[slot[i]]++;
+	}
+	for (i = 0; i < 4; i++)
+		cr_assert(eq(u64, slot_st(pc, i).nr_cached, want[i]),
+			  "slot %u", i);
+	cpu_id = -1;
+	cr_assert(eq(int, lb_pcpu_drain_local(pc), (int)want[0]));
+	destroy_and_check(pc, sizeof(ids) / sizeof(ids[0]));
+}
+
+/* A CPU id that changes on every call spreads adds but loses nothing. */
+static int cpu_rotating(void *arg)
+{
+	int *n = arg;
+
+	return (*n)++ * 7 - 5;
+}
+
+Test(pcpu, c10_cpu_id_changing_between_calls)
+{
+	struct lb_pcpu_conf c = conf_of(LB_PCPU_WEIGHTED, 3, 4, 6);
+	struct lb_pcpu *pc;
+	int calls = 0;
+	unsigned int i;
+
+	c.cpu_fn = cpu_rotating;
+	c.cpu_arg = &calls;
+	cr_assert(eq(int, lb_pcpu_create(&pc, &c), 0));
+	for (i = 0; i < 200; i++) {
+		cr_assert(ge(int, add(pc, i, 1 + i % 5), 0));
+		if (i % 17 == 0)
+			cr_assert(ge(int, lb_pcpu_drain_local(pc), 0));
+	}
+	cr_assert(eq(u64, total_st(pc).total.adds, 200));
+	destroy_and_check(pc, 200);
+}
+
+/*
+ * One batch holding objects of three back-ends: committed in runs, the
+ * lock taken again only where the back-end changes.
+ */
+Test(pcpu, runs_split_by_backend)
+{
+	static const unsigned int be[] = { 0, 0, 1, 1, 1, 0, 2, 2 };
+	struct lb_pcpu *pc = mk(LB_PCPU_WEIGHTED, 1, 8, 0);
+	unsigned int i;
+
+	for (i = 0; i < 8; i++) {
+		O[i].be = be[i];
+		cr_assert(eq(int, add(pc, i, 1), i == 7));
+	}
+	cr_assert(eq(u64, R.locks, 4));
+	cr_assert(eq(u64, R.be[0].locks, 2));
+	cr_assert(eq(u64, R.be[1].locks, 1));
+	cr_assert(eq(u64, R.be[2].locks, 1));
+	cr_assert(eq(u64, R.be[0].runs, 2));
+	cr_assert(eq(u32, R.max_run, 3));
+	cr_assert(eq(u64, total_st(pc).backend_locks, 4));
+	for (i = 0; i < 8; i++)
+		cr_assert(eq(u32, R.log[i], i), "commit order");
+	cr_assert(eq(u64, R.after_calls, 4), "after() once per run");
+	cr_assert(eq(u64, R.after_objs, 8));
+	/* All of one back-end: one lock for the whole batch. */
+	for (i = 8; i < 16; i++)
+		add(pc, i, 1);
+	cr_assert(eq(u64, R.locks, 5));
+	destroy_and_check(pc, 16);
+}
+
+Test(pcpu, single_backend_without_backend_of)
+{
+	struct lb_pcpu *pc;
+	unsigned int i;
+
+	ops.backend_of = NULL;
+	pc = mk(LB_PCPU_WEIGHTED, 1, 8, 0);
+	for (i = 0; i < 8; i++)
+		O[i].be = 0;
+	for (i = 0; i < 8; i++)
+		add(pc, i, 1);
+	cr_assert(eq(u64, R.be[0].locks, 1));
+	destroy_and_check(pc, 8);
+}
+
+/* after() sees the back-end unlocked (rec_after counts a violation). */
+static void after_checks_lock(struct rec *r, struct rec_backend *be,
+			      void **objs, unsigned int n)
+{
+	/* A spinlock we can take here is not held by anyone. */
+	lb_lock_acquire(&be->lock);
+	lb_lock_release(&be->lock);
+	r->arg = be;
+}
+
+Test(pcpu, after_runs_outside_backend_lock)
+{
+	struct lb_pcpu *pc = mk(LB_PCPU_WEIGHTED, 2, 4, 0);
+	unsigned int i;
+
+	R.on_after = after_checks_lock;
+	for (i = 0; i < 12; i++) {
+		O[i].be = i / 2 % 2;
+		add(pc, i, 1);
+	}
+	cr_assert(eq(u64, R.after_objs, 12));
+	cr_assert(eq(u64, R.after_calls, 6));
+	cr_assert(not(eq(ptr, R.arg, NULL)));
+	destroy_and_check(pc, 12);
+}
+
+Test(pcpu, optional_callbacks_may_be_null)
+{
+	struct lb_pcpu *pc;
+	unsigned int i;
+
+	ops.after = NULL;
+	ops.get = NULL;
+	ops.put = NULL;
+	ops.backend_of = NULL;
+	pc = mk(LB_PCPU_BYPASS_LARGE, 2, 0, 0);
+	for (i = 0; i < 40; i++)
+		add(pc, i, 1 + (i % 9 == 0));
+	cr_assert(eq(int, lb_pcpu_destroy(pc), 0));
+	for (i = 0; i < 40; i++)
+		cr_assert(eq(u32, O[i].commits, 1));
+	cr_assert(eq(u64, R.gets + R.puts + R.after_calls, 0));
+	cr_assert(eq(u64, R.errors, 0), "%s", R.first_error);
+}
+
+/* The batch holds exactly one reference per cached object. */
+Test(pcpu, get_put_balance)
+{
+	struct lb_pcpu *pc = mk(LB_PCPU_WEIGHTED, 3, 0, 0);
+	struct lb_pcpu_stats t;
+	unsigned int i, held;
+
+	for (i = 0; i < 150; i++) {
+		cpu_id = (int)(i % 3);
+		add(pc, i, 1 + i % 7);
+		t = total_st(pc);
+		cr_assert(eq(u64, R.gets - R.puts, t.total.nr_cached),
+			  "after add %u", i);
+	}
+	for (i = 0, held = 0; i < 150; i++) {
+		cr_assert(eq(int, O[i].refs, O[i].node.slot ? 1 : 0));
+		held += O[i].refs;
+	}
+	cr_assert(eq(u64, held, total_st(pc).total.nr_cached));
+	destroy_and_check(pc, 150);
+}
+
+/*
+ * C07: commit adds more objects to the same lb_pcpu, enough to flush the
+ * slot again from inside commit. The back-end lock is a real spinlock:
+ * taking it again would hang until the timeout.
+ */
+static unsigned int reentrant_next;
+static unsigned int reentrant_end;
+static int reentrant_rc[NOBJ];
+
+static void commit_adds(struct rec *r, struct rec_backend *be, void **objs,
+			unsigned int n)
+{
+	struct lb_pcpu *pc = r->arg;
+	unsigned int k;
+
+	/* Each commit adds up to 3 more, until the supply runs out. */
+	for (k = 0; k < 3 && reentrant_next < reentrant_end; k++) {
+		unsigned int i = reentrant_next++;
+
+		O[i].weight = 1;
+		reentrant_rc[i] = lb_pcpu_add(pc, &O[i], &O[i].node, 1);
+		if (reentrant_rc[i] == -EAGAIN)
+			reentrant_next--;	/* retried by a later commit */
+	}
+}
+
+Test(pcpu, c07_reentrant_add_from_commit, .timeout = 5)
+{
+	struct lb_pcpu *pc = mk(LB_PCPU_WEIGHTED, 2, 4, 0);
+	unsigned int i;
+
+	R.arg = pc;
+	R.on_commit = commit_adds;
+	R.put_uncommitted_ok = true;	/* an -EAGAIN add is put back */
+	reentrant_next = 8;
+	reentrant_end = 60;
+	for (i = 0; i < 8; i++)
+		cr_assert(ge(int, add(pc, i, 1), 0));
+	while (reentrant_next < reentrant_end)
+		cr_assert(ge(int, lb_pcpu_drain_local(pc), 0));
+	for (i = 8; i < 60; i++)
+		cr_assert(ge(int, reentrant_rc[i], 0), "object %u rc %d", i,
+			  reentrant_rc[i]);
+	R.on_commit = NULL;
+	cr_assert(eq(u64, total_st(pc).total.adds, 60));
+	destroy_and_check(pc, 60);
+	cr_assert(eq(u64, R.gets, 60));
+}
+
+/*
+ * A re-entrant add that finds too many batches queued is refused with
+ * -EAGAIN and changes nothing (BASELINE: every re-entrant add flushes).
+ */
+static int eagain_at = -1;
+
+static void commit_adds_until_eagain(struct rec *r, struct rec_backend *be,
+				     void **objs, unsigned int n)
+{
+	struct lb_pcpu *pc = r->arg;
+	unsigned int i;
+	int rc;
+
+	if (eagain_at >= 0 || ((struct rec_obj *)objs[0])->id != 0)
+		return;
+	for (i = 1; i < 64; i++) {
+		O[i].weight = 1;
+		rc = lb_pcpu_add(pc, &O[i], &O[i].node, 1);
+		if (rc == -EAGAIN) {
+			eagain_at = (int)i;
+			return;
+		}
+		cr_assert(eq(int, rc, 1), "queued behind the outer flush");
+	}
+}
+
+Test(pcpu, reentrant_add_eagain_nothing_changed, .timeout = 5)
+{
+	struct lb_pcpu *pc = mk(LB_PCPU_BASELINE, 1, 0, 0);
+	struct lb_pcpu_stats t;
+	unsigned int i;
+
+	R.arg = pc;
+	R.on_commit = commit_adds_until_eagain;
+	R.put_uncommitted_ok = true;
+	cr_assert(eq(int, add(pc, 0, 1), 1));
+	cr_assert(gt(int, eagain_at, 1), "at least one batch was queued");
+	cr_assert(eq(u32, O[eagain_at].node.slot, 0));
+	cr_assert(eq(u32, O[eagain_at].commits, 0));
+	cr_assert(eq(int, O[eagain_at].refs, 0), "its reference was put");
+	t = total_st(pc);
+	cr_assert(eq(u64, t.total.adds, (uint64_t)eagain_at));
+	cr_assert(eq(u64, R.nr_log, (uint64_t)eagain_at),
+		  "every accepted add committed by the outer flush");
+	for (i = 0; i < (unsigned int)eagain_at; i++)
+		cr_assert(eq(u32, O[i].commits, 1));
+	/* Refused, not lost: the caller can add it again later. */
+	R.on_commit = NULL;
+	cr_assert(eq(int, add(pc, (unsigned int)eagain_at, 1), 1));
+	destroy_and_check(pc, (unsigned int)eagain_at + 1);
+}
+
+Test(pcpu, destroy_rejects_null)
+{
+	cr_assert(eq(int, lb_pcpu_destroy(NULL), -EINVAL));
+}
+
+/* Destroy drains every slot first: the back-end receives everything. */
+Test(pcpu, destroy_drains_everything)
+{
+	struct lb_pcpu *pc = mk(LB_PCPU_WEIGHTED, 5, 0, 0);
+	unsigned int i;
+
+	for (i = 0; i < 100; i++) {
+		cpu_id = (int)(i * 3 % 5);
+		O[i].be = i % 3;
+		add(pc, i, 1 + i % 6);
+	}
+	cr_assert(gt(u64, total_st(pc).total.nr_cached, 0));
+	destroy_and_check(pc, 100);
+}
+
+/*
+ * Destroy while this thread holds a slot lock (get() runs under it): the
+ * call fails with -EBUSY and nothing is drained, freed or left locked.
+ */
+static int destroy_rc = 1;
+
+static void destroy_once(struct rec *r)
+{
+	if (destroy_rc == 1)
+		destroy_rc = lb_pcpu_destroy(r->arg);
+}
+
+static void get_destroys(struct rec *r, struct rec_obj *o)
+{
+	destroy_once(r);
+}
+
+Test(pcpu, destroy_with_slot_lock_held_ebusy, .timeout = 5)
+{
+	struct lb_pcpu *pc = mk(LB_PCPU_WEIGHTED, 4, 0, 0);
+	unsigned int i;
+
+	R.arg = pc;
+	for (i = 0; i < 6; i++) {
+		cpu_id = (int)(i % 2);
+		add(pc, i, 2);
+	}
+	R.on_get = get_destroys;
+	cpu_id = 2;
+	cr_assert(eq(int, add(pc, 6, 2), 0));
+	R.on_get = NULL;
+	cr_assert(eq(int, destroy_rc, -EBUSY));
+	cr_assert(eq(u64, R.nr_log, 0), "nothing drained");
+	cr_assert(eq(u64, total_st(pc).total.nr_cached, 7));
+	/* Slots 0 and 1 were trylocked by destroy: they must be free again. */
+	for (i = 7; i < 11; i++) {
+		cpu_id = (int)(i % 4);
+		cr_assert(eq(int, add(pc, i, 2), 0));
+	}
+	destroy_and_check(pc, 11);
+}
+
+/* Destroy from after(): a flush of the slot is still in flight. */
+static void after_destroys(struct rec *r, struct rec_backend *be, void **objs,
+			   unsigned int n)
+{
+	destroy_once(r);
+}
+
+Test(pcpu, destroy_during_flush_ebusy, .timeout = 5)
+{
+	struct lb_pcpu *pc = mk(LB_PCPU_WEIGHTED, 2, 4, 0);
+	unsigned int i;
+
+	R.arg = pc;
+	R.on_after = after_destroys;
+	cpu_id = 1;
+	add(pc, 0, 1);
+	for (i = 1; i < 4; i++)
+		add(pc, i, 1);
+	R.on_after = NULL;
+	cr_assert(eq(int, destroy_rc, -EBUSY));
+	cr_assert(eq(u64, R.nr_log, 4));
+	cpu_id = 0;
+	add(pc, 4, 1);
+	destroy_and_check(pc, 5);
+}
