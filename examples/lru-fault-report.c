@@ -148,6 +148,69 @@ static void print_ratios(const struct lf_result *res, unsigned int nr)
 	}
 }
 
+static double per(uint64_t a, uint64_t b)
+{
+	return b ? (double)a / (double)b : 0;
+}
+
+/* --split-every: settle outcomes and slots flushed per settle, by outcome. */
+static void print_splits(const struct lf_result *res, unsigned int nr)
+{
+	const struct lf_split_stats *s;
+	bool header = false;
+	char sz[32];
+	unsigned int i;
+
+	for (i = 0; i < nr; i++) {
+		if (!res[i].split_every)
+			continue;
+		if (!header) {
+			printf("\nsplits: every %u-th object settled by another thread "
+			       "(every other one also pinned by a third party)\n",
+			       res[i].split_every);
+			printf("%6s %-9s %9s %9s %9s %9s %6s %13s %13s %13s %9s %9s\n",
+			       "size", "mode", "settles", "SETTLED", "DRAINED", "BUSY",
+			       "errors", "slots/SETTLED", "slots/DRAINED",
+			       "slots/BUSY", "max slots", "drain_all");
+			header = true;
+		}
+		s = &res[i].split;
+		printf("%6s %-9s %9llu %9llu %9llu %9llu %6llu %13.2f %13.2f %13.2f %9llu %9llu\n",
+		       size_str(res[i].size, sz, sizeof(sz)),
+		       lf_mode_name(res[i].mode),
+		       (unsigned long long)s->settles,
+		       (unsigned long long)s->outcome[0],
+		       (unsigned long long)s->outcome[1],
+		       (unsigned long long)s->outcome[2],
+		       (unsigned long long)s->errors,
+		       per(s->slots[0], s->outcome[0]),
+		       per(s->slots[1], s->outcome[1]),
+		       per(s->slots[2], s->outcome[2]),
+		       (unsigned long long)s->slots_max,
+		       (unsigned long long)s->drain_all_passes);
+	}
+}
+
+static void json_split(const struct lf_result *r)
+{
+	const struct lf_split_stats *s = &r->split;
+
+	printf(",\"split_every\":%u,\"settles\":%llu,\"settled\":%llu,"
+	       "\"drained\":%llu,\"busy\":%llu,\"settle_errors\":%llu,"
+	       "\"slots_per_settled\":%.4f,\"slots_per_drained\":%.4f,"
+	       "\"slots_per_busy\":%.4f,\"slots_max_per_settle\":%llu,"
+	       "\"drain_all_passes\":%llu",
+	       r->split_every, (unsigned long long)s->settles,
+	       (unsigned long long)s->outcome[0],
+	       (unsigned long long)s->outcome[1],
+	       (unsigned long long)s->outcome[2],
+	       (unsigned long long)s->errors,
+	       per(s->slots[0], s->outcome[0]), per(s->slots[1], s->outcome[1]),
+	       per(s->slots[2], s->outcome[2]),
+	       (unsigned long long)s->slots_max,
+	       (unsigned long long)s->drain_all_passes);
+}
+
 void lf_report_table(const struct lf_conf *conf, const struct lf_result *res,
 		     unsigned int nr)
 {
@@ -178,6 +241,7 @@ void lf_report_table(const struct lf_conf *conf, const struct lf_result *res,
 		       r->verified ? "" : "  VERIFY FAILED");
 	}
 	print_ratios(res, nr);
+	print_splits(res, nr);
 }
 
 /* Ratios of weighted mode against the other modes run at its size. */
@@ -251,6 +315,8 @@ void lf_report_json(const struct lf_result *res, unsigned int nr)
 		       r->verified ? "true" : "false");
 		if (r->mode == LF_WEIGHTED)
 			json_ratios(r, res, nr);
+		if (r->split_every)
+			json_split(r);
 		printf("}");
 	}
 	printf("\n]\n");

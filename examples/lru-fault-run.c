@@ -142,6 +142,16 @@ static void unmap(struct lf_worker *w)
 	lf_relq_flush(&w->relq);
 }
 
+struct lb_pcpu *lf_run_pcpu(struct lf_run *run)
+{
+	return run->pc;
+}
+
+struct lf_lru *lf_run_lru(struct lf_run *run)
+{
+	return &run->lru;
+}
+
 static void *worker_main(void *arg)
 {
 	struct lf_worker *w = arg;
@@ -152,6 +162,8 @@ static void *worker_main(void *arg)
 	w->t_start = now_ns();
 	for (loop = 0; loop < w->run->conf->loops; loop++) {
 		populate(w);
+		if (w->run->hooks.unmapping)
+			w->run->hooks.unmapping(w->run, w->run->hooks.arg);
 		unmap(w);
 	}
 	lf_relq_detach(&w->relq);
@@ -432,9 +444,17 @@ int lf_run(const struct lf_conf *conf, size_t size, enum lf_mode mode,
 	if (err)
 		goto out_workers;
 
+	if (run.pc && run.hooks.start) {
+		err = run.hooks.start(&run, run.hooks.arg);
+		if (err)
+			goto out_barrier;
+	}
 	run_workers(&run, res);
+	if (run.pc && run.hooks.stop)
+		run.hooks.stop(&run, res, run.hooks.arg);
 	res->verified = verify(&run, want);
 	fill_result(&run, size, res);
+out_barrier:
 	pthread_barrier_destroy(&run.start);
 out_workers:
 	workers_free(&run);

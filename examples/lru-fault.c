@@ -48,6 +48,12 @@ static void usage(FILE *f)
 "                   result depends on backoff and yield tuning. A mutex\n"
 "                   waiter sleeps, so the figures track lock traffic. Both\n"
 "                   measured alike on 2 CPUs with 20 threads.\n"
+"  --split-every N  every N-th object a thread maps is split by another thread\n"
+"                   while it may still wait in that thread's batch: a settler\n"
+"                   calls lb_pcpu_settle() on it (every other one also carries\n"
+"                   a third party's pin). Adds a table of settle outcomes and\n"
+"                   slots flushed per settle (goal: 1 per DRAINED, 0 per BUSY,\n"
+"                   no drain_all). Not in limit mode (no batches).\n"
 "  --json           one JSON object per (size, mode) run instead of the table\n"
 "  --help           this text\n");
 }
@@ -188,7 +194,7 @@ static void set_defaults(struct lf_conf *c)
 }
 
 enum { OPT_THREADS = 256, OPT_MEM, OPT_LOOPS, OPT_SIZES, OPT_MODES, OPT_LOCK,
-       OPT_JSON, OPT_HELP };
+       OPT_SPLIT_EVERY, OPT_JSON, OPT_HELP };
 
 static const struct option long_opts[] = {
 	{ "threads", required_argument, NULL, OPT_THREADS },
@@ -197,6 +203,7 @@ static const struct option long_opts[] = {
 	{ "sizes", required_argument, NULL, OPT_SIZES },
 	{ "modes", required_argument, NULL, OPT_MODES },
 	{ "lock", required_argument, NULL, OPT_LOCK },
+	{ "split-every", required_argument, NULL, OPT_SPLIT_EVERY },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
@@ -229,6 +236,9 @@ static int parse_args(int argc, char **argv, struct lf_conf *c)
 		case OPT_LOCK:
 			err = parse_lock(optarg, &c->lock_kind);
 			break;
+		case OPT_SPLIT_EVERY:
+			err = parse_uint(optarg, 1, UINT_MAX, &c->split_every);
+			break;
 		case OPT_JSON:
 			c->json = true;
 			break;
@@ -247,6 +257,8 @@ int main(int argc, char **argv)
 {
 	struct lf_result res[16 * LF_NR_MODES];
 	unsigned int s, m, nr = 0;
+	struct lf_split *split = NULL;
+	struct lf_hooks hooks;
 	bool ok = true;
 	struct lf_conf c;
 	int err;
@@ -261,9 +273,20 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (c.split_every) {
+		split = lf_split_new(c.split_every);
+		if (!split) {
+			fprintf(stderr, "lru-fault: out of memory\n");
+			return 1;
+		}
+		lf_split_hooks(split, &hooks);
+	}
 	for (s = 0; s < c.nr_sizes; s++) {
 		for (m = 0; m < c.nr_modes; m++) {
-			err = lf_run(&c, c.sizes[s], c.modes[m], NULL, &res[nr]);
+			bool splits = split && c.modes[m] != LF_LIMIT;
+
+			err = lf_run(&c, c.sizes[s], c.modes[m],
+				     splits ? &hooks : NULL, &res[nr]);
 			if (err) {
 				fprintf(stderr, "lru-fault: run setup failed: %s\n",
 					strerror(-err));
@@ -277,6 +300,7 @@ int main(int argc, char **argv)
 		lf_report_json(res, nr);
 	else
 		lf_report_table(&c, res, nr);
+	lf_split_free(split);
 	if (!ok)
 		fprintf(stderr, "lru-fault: verification FAILED (see above)\n");
 	return ok ? 0 : 1;

@@ -118,6 +118,21 @@ struct lf_conf {
 	size_t sizes[16];
 	unsigned int nr_modes;
 	enum lf_mode modes[LF_NR_MODES];
+	unsigned int split_every;	/* 0: no splits */
+};
+
+/*
+ * --split-every: what the settler thread saw (lru-fault-split.c). Slots
+ * are counted per settle from the lb_pcpu's drain_obj flush counter, which
+ * only the settler moves in this program.
+ */
+struct lf_split_stats {
+	uint64_t settles;
+	uint64_t outcome[3];		/* by LB_SETTLED.. LB_BUSY - LB_SETTLED */
+	uint64_t slots[3];		/* slots flushed by settles of each outcome */
+	uint64_t slots_max;		/* most slots one settle flushed */
+	uint64_t errors;		/* settles returning an errno */
+	uint64_t drain_all_passes;	/* drain_all passes in the run: 0 */
 };
 
 /* What one (size, mode) run measured. */
@@ -138,6 +153,8 @@ struct lf_result {
 	struct lf_path_stats path[LF_NR_PATHS];
 	uint64_t pool_stalls;
 	bool verified;
+	unsigned int split_every;	/* 0: no splits in this run */
+	struct lf_split_stats split;
 };
 
 struct lf_run;
@@ -146,16 +163,33 @@ struct lf_worker;
 /*
  * Per-object hook point, run by the populating thread right after each
  * add (NULL: none). That thread holds the mapping's reference until its
- * unmap pass, so @obj stays valid here. A hook that hands @obj to another
- * thread must take a reference first (ck_pr_inc_32(&obj->ref)) and drop it
- * with lf_obj_put() from a thread with an attached lf_relq. Example: a
- * --split-every N option handing every N-th object to a settler thread,
- * as a split would.
+ * unmap pass, so @obj stays valid here. A hook that hands @obj to another thread must take a
+ * reference first (ck_pr_inc_32(&obj->ref)) and drop it with lf_obj_put()
+ * from a thread with an attached lf_relq. --split-every uses it to hand
+ * every N-th object to a settler thread, as a split would.
+ *
+ * start runs once the lb_pcpu exists and before the workers start (not in
+ * limit mode: there is no lb_pcpu); unmapping runs in each worker before
+ * it drops its mapping references; stop runs after the workers joined,
+ * before verification, and may fill its part of @res. All optional.
  */
 struct lf_hooks {
 	void (*added)(struct lf_run *run, struct lf_obj *obj, void *arg);
+	int (*start)(struct lf_run *run, void *arg);
+	void (*unmapping)(struct lf_run *run, void *arg);
+	void (*stop)(struct lf_run *run, struct lf_result *res, void *arg);
 	void *arg;
 };
+
+/* The run's lb_pcpu (NULL in limit mode) and its shared list. */
+struct lb_pcpu *lf_run_pcpu(struct lf_run *run);
+struct lf_lru *lf_run_lru(struct lf_run *run);
+
+/* lru-fault-split.c: the --split-every hooks; @ctx lives across one run. */
+struct lf_split;
+struct lf_split *lf_split_new(unsigned int every);
+void lf_split_free(struct lf_split *sp);
+void lf_split_hooks(struct lf_split *sp, struct lf_hooks *hooks);
 
 int lf_run(const struct lf_conf *conf, size_t size, enum lf_mode mode,
 	   const struct lf_hooks *hooks, struct lf_result *res);

@@ -42,6 +42,25 @@ expect 16384 baseline 14 2
 expect 16384 bypass 14 2
 expect 4096 limit 0 0
 
+# --split-every: one thread adds 62 objects, so 15 splits, every other one
+# pinned by a third party (7 BUSY). A settle flushes one slot per DRAINED
+# outcome, none otherwise, and never runs drain_all.
+json=$("$lf" --threads 1 --mem 124K --loops 2 --sizes 4K --modes weighted \
+	--split-every 4 --json)
+for want in '"settles":15,' '"busy":7,' '"settle_errors":0,' \
+	    '"slots_per_settled":0.0000,' '"slots_per_busy":0.0000,' \
+	    '"drain_all_passes":0'; do
+	case $json in
+	*"$want"*) ;;
+	*) fail "lru-fault --split-every 4: want $want: $json" ;;
+	esac
+done
+case $json in
+*'"slots_per_drained":0.0000,'* | *'"slots_per_drained":1.0000,'*) ;;
+*) fail "lru-fault --split-every 4: DRAINED settles flushed other than 1 slot" ;;
+esac
+"$lf" --threads 3 --mem 128K --loops 2 --split-every 3 >/dev/null
+
 "$lf" --threads 3 --mem 128K --loops 1 --sizes 4K,16K,64K,128K \
 	--modes baseline,bypass,weighted,limit >/dev/null
 "$lf" --threads 4 --mem 64K --loops 3 --lock spin >/dev/null
@@ -51,7 +70,7 @@ expect 4096 limit 0 0
 
 for bad in "--threads 0" "--threads x" "--mem 0" "--mem 3K --sizes 4K" \
 	   "--sizes 6K" "--sizes 4K,4K" "--modes fast" "--modes" \
-	   "--lock rw" "--loops 0" "--bogus" "extra"; do
+	   "--lock rw" "--loops 0" "--split-every 0" "--bogus" "extra"; do
 	set +e
 	# shellcheck disable=SC2086 # word splitting is the point
 	err=$("$lf" $bad 2>&1 >/dev/null)

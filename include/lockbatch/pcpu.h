@@ -137,6 +137,17 @@ enum lb_flush_cause {
  *         added).
  *
  * Zero-initialise it (%LB_NODE_INIT) before the first add.
+ *
+ * Memory ordering: @slot is set by a compare-and-swap (a full barrier)
+ * under the slot lock when the object enters a batch, and cleared under the
+ * same lock when the batch is swapped out, after the slot's in-flight count
+ * was raised behind a store fence. A reader without the lock may take 0 to
+ * mean "in no batch" (possibly between swap-out and @put of a flush that
+ * the home slot's in-flight count still shows); a non-zero value is a hint,
+ * to be checked again under that slot's lock, where it cannot change.
+ * @home and @owner are single-copy-atomic stores made under the slot lock.
+ * Nothing in the library touches the node after the batch's @put: the
+ * object may be freed from then on.
  */
 struct lb_node {
 	uint32_t slot;
@@ -317,7 +328,10 @@ int lb_pcpu_destroy(struct lb_pcpu *pc);
  * @put). An add made by @commit itself (re-entrant, on the same thread)
  * never takes the back-end lock: if it has to flush, the swapped-out batch
  * is committed by the outer flush right after it drops the back-end lock,
- * so every object still reaches the back-end exactly once.
+ * so every object still reaches the back-end exactly once. While batching
+ * is disabled (lb_pcpu_disable()) every add flushes its batch at once
+ * (cause %LB_FLUSH_DISABLE unless a size rule applies too); the disabled
+ * count is read under the slot lock, one load on the fast path.
  *
  * Context: Any thread. Takes the slot lock; may take the back-end lock
  * (never both at once). Does not sleep unless the callbacks do.
