@@ -163,9 +163,9 @@ struct lf_worker;
 /*
  * Per-object hook point, run by the populating thread right after each
  * add (NULL: none). That thread holds the mapping's reference until its
- * unmap pass, so @obj stays valid here. A hook that hands @obj to another thread must take a
- * reference first (ck_pr_inc_32(&obj->ref)) and drop it with lf_obj_put()
- * from a thread with an attached lf_relq. --split-every uses it to hand
+ * unmap pass, so @obj stays valid here. A hook that hands @obj to another
+ * thread must take a reference first (ck_pr_inc_32(&obj->ref)) and drop it
+ * with lf_obj_put() from a thread with an attached lf_relq. --split-every uses it to hand
  * every N-th object to a settler thread, as a split would.
  *
  * start runs once the lb_pcpu exists and before the workers start (not in
