@@ -8,5 +8,5 @@ b=${top_builddir:-.}
 "$b/examples/lru-fault" --threads 2 --mem 256K --loops 2 --json >/dev/null
 "$b/examples/lru-fault" --threads 3 --mem 128K --loops 1 --sizes 4K,16K,64K,128K \
 	--modes baseline,bypass,weighted,limit >/dev/null
-for ex in $EXTRA_EXAMPLES; do "$b/examples/$ex" --smoke >/dev/null; done
+for ex in ${EXTRA_EXAMPLES:-}; do "$b/examples/$ex" --smoke >/dev/null; done
 echo ok
