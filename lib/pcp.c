@@ -147,6 +147,51 @@ static void note_hold(struct lbi_pcp_slot *sl, int units)
 		sl->st.max_hold_units = (uint64_t)units;
 }
 
+/*
+ * Take up to @n objects of @order from the cold end of a peer slot, leaving
+ * it at least one batch. Only the ADAPTIVE tuner does this: the traces move
+ * objects from CPUs that mostly free to CPUs that mostly allocate, and a
+ * peer's surplus serves a refill without a back-end trip.
+ *
+ * Lock order: the caller holds its own slot lock, so peers are only tried,
+ * never waited for; no cycle can form.
+ */
+static int steal(struct lb_pcp *p, struct lbi_pcp_slot *sl,
+		 unsigned int order, int n)
+{
+	unsigned int self = (unsigned int)(sl - p->slots), k;
+	struct cds_list_head *head = &sl->lists[order];
+	int w = 1 << order;
+
+	for (k = 1; k < p->nr_slots && k <= LBI_PCP_STEAL_PEERS; k++) {
+		struct lbi_pcp_slot *peer = &p->slots[(self + k) % p->nr_slots];
+		struct cds_list_head *ph = &peer->lists[order];
+		int got = 0;
+
+		if (!lbi_spin_trylock(&peer->lock))
+			continue;
+		while (got < n && !cds_list_empty(ph) &&
+		       peer->ts.count - w >= peer->ts.batch) {
+			struct cds_list_head *node = ph->prev;
+
+			cds_list_del(node);
+			cds_list_add_tail(node, head);
+			peer->ts.count -= w;
+			got++;
+		}
+		if (peer->ts.count < peer->ts.count_min)
+			peer->ts.count_min = peer->ts.count;
+		lbi_spin_unlock(&peer->lock);
+		if (got) {
+			sl->ts.count += got << order;
+			sl->st.steals++;
+			sl->st.steal_units += (uint64_t)got << order;
+			return got;
+		}
+	}
+	return 0;
+}
+
 /* rmqueue_bulk(): one back-end hold; the new objects go to the cold end. */
 static int refill(struct lb_pcp *p, struct lbi_pcp_slot *sl,
 		  unsigned int order)
@@ -157,6 +202,11 @@ static int refill(struct lb_pcp *p, struct lbi_pcp_slot *sl,
 
 	if (n > p->chunk)
 		n = p->chunk;
+	if (p->tuner == LB_PCP_TUNE_ADAPTIVE && p->nr_slots > 1) {
+		got = steal(p, sl, order, n);
+		if (got)
+			return got;
+	}
 	lb_lock_acquire(&p->lock);
 	got = p->be.alloc_bulk(p->be.ctx, order, sl->buf, (unsigned int)n);
 	lb_lock_release(&p->lock);
@@ -176,42 +226,63 @@ static int refill(struct lb_pcp *p, struct lbi_pcp_slot *sl,
 	return got;
 }
 
+/* Pop the hot end of a non-empty list (__rmqueue_pcplist()). */
+static inline void *pop(struct lb_pcp *p, struct lbi_pcp_slot *sl,
+			unsigned int order)
+{
+	struct cds_list_head *node = sl->lists[order].next;
+
+	cds_list_del(node);
+	lbi_tune_alloc_done(p->tuner, &sl->ts, order);
+	sl->st.allocs++;
+	return node;
+}
+
+/* Refill, or debug mode: everything but the warm-list case. */
+static __attribute__((noinline)) int alloc_slow(struct lb_pcp *p,
+						struct lbi_pcp_slot *sl,
+						unsigned int order, void **out)
+{
+	void *obj;
+
+	if (cds_list_empty(&sl->lists[order]) && !refill(p, sl, order)) {
+		lbi_spin_unlock(&sl->lock);
+		return -ENOMEM;
+	}
+	obj = pop(p, sl, order);
+	if (p->dbg)
+		lbi_pcp_dbg_del(p->dbg, obj);
+	lbi_spin_unlock(&sl->lock);
+	*out = obj;
+	return 0;
+}
+
 int lb_pcp_alloc(struct lb_pcp *p, unsigned int order, void **out)
 {
 	struct lbi_pcp_slot *sl;
-	struct cds_list_head *head, *node;
+	void *obj;
 
 	if (lbi_unlikely(!p || !out || order > p->max_order))
 		return -EINVAL;
 	sl = this_slot(p);
-	head = &sl->lists[order];
 	lbi_spin_lock(&sl->lock);
 	lbi_tune_alloc_start(p->tuner, &sl->ts);
-	if (lbi_unlikely(cds_list_empty(head)) && !refill(p, sl, order)) {
-		lbi_spin_unlock(&sl->lock);
-		return -ENOMEM;
-	}
-	node = head->next;
-	cds_list_del(node);
-	lbi_tune_alloc_done(p->tuner, &sl->ts, order);
-	sl->st.allocs++;
-	if (lbi_unlikely(p->dbg != NULL))
-		lbi_pcp_dbg_del(p->dbg, node);
+	if (lbi_unlikely(cds_list_empty(&sl->lists[order]) || p->dbg))
+		return alloc_slow(p, sl, order, out);
+	obj = pop(p, sl, order);
 	lbi_spin_unlock(&sl->lock);
-	*out = node;
+	*out = obj;
 	return 0;
 }
 
-int lb_pcp_free(struct lb_pcp *p, void *obj, unsigned int order)
+/* A free that may flush, or debug mode. */
+static __attribute__((noinline)) int free_slow(struct lb_pcp *p,
+					       struct lbi_pcp_slot *sl,
+					       void *obj, unsigned int order)
 {
-	struct lbi_pcp_slot *sl;
 	int n;
 
-	if (lbi_unlikely(!p || !obj || order > p->max_order))
-		return -EINVAL;
-	sl = this_slot(p);
-	lbi_spin_lock(&sl->lock);
-	if (lbi_unlikely(p->dbg != NULL)) {
+	if (p->dbg) {
 		int err = lbi_pcp_dbg_add(p->dbg, obj);
 
 		if (err) {
@@ -222,8 +293,25 @@ int lb_pcp_free(struct lb_pcp *p, void *obj, unsigned int order)
 	cds_list_add((struct cds_list_head *)obj, &sl->lists[order]);
 	sl->st.frees++;
 	n = lbi_tune_free(p->tuner, &sl->ts, order);
-	if (lbi_unlikely(n > 0))
+	if (n > 0)
 		lbi_pcp_release(p, sl, n, order, p->chunk, LBI_PCP_FLUSH);
+	lbi_spin_unlock(&sl->lock);
+	return 0;
+}
+
+int lb_pcp_free(struct lb_pcp *p, void *obj, unsigned int order)
+{
+	struct lbi_pcp_slot *sl;
+
+	if (lbi_unlikely(!p || !obj || order > p->max_order))
+		return -EINVAL;
+	sl = this_slot(p);
+	lbi_spin_lock(&sl->lock);
+	if (lbi_unlikely(p->dbg || !lbi_tune_free_fast(p->tuner, &sl->ts,
+						       order)))
+		return free_slow(p, sl, obj, order);
+	cds_list_add((struct cds_list_head *)obj, &sl->lists[order]);
+	sl->st.frees++;
 	lbi_spin_unlock(&sl->lock);
 	return 0;
 }

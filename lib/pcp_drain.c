@@ -210,6 +210,8 @@ static void add_stats(struct lb_pcp_slot_stats *t,
 	t->decay_units += s->decay_units;
 	t->drains += s->drains;
 	t->drain_units += s->drain_units;
+	t->steals += s->steals;
+	t->steal_units += s->steal_units;
 	if (s->max_hold_units > t->max_hold_units)
 		t->max_hold_units = s->max_hold_units;
 	t->count += s->count;

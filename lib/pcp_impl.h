@@ -15,6 +15,9 @@
 
 #include <lockbatch/pcp.h>
 
+/* Peer slots an ADAPTIVE refill tries before the back-end. */
+#define LBI_PCP_STEAL_PEERS 3
+
 /* Why a back-end hold happened; selects the statistics it feeds. */
 enum lbi_pcp_cause {
 	LBI_PCP_FLUSH,

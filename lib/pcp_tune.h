@@ -39,6 +39,12 @@ static inline bool lbi_tune_is_auto(enum lb_pcp_tuner t)
 static inline void lbi_tune_alloc_start(enum lb_pcp_tuner t,
 					struct lb_pcp_tune_state *s)
 {
+	/*
+	 * ADAPTIVE forgets a run of frees only while allocations dominate
+	 * (refills are scaling up); LINUX forgets it on every allocation.
+	 */
+	if (t == LB_PCP_TUNE_ADAPTIVE && !s->alloc_factor)
+		return;
 	s->free_count >>= 1;
 }
 
@@ -52,9 +58,12 @@ static inline void lbi_tune_alloc_done(enum lb_pcp_tuner t,
 		s->count_min = s->count;
 }
 
-/* nr_pcp_alloc(), mm/page_alloc.c (6.12), for orders whose list is empty. */
+/*
+ * nr_pcp_alloc(), mm/page_alloc.c (6.12), for orders whose list is empty.
+ * @grow: what high grows by; negative for LINUX's rule (the refill size).
+ */
 static inline int lbi_tune_refill_linux(struct lb_pcp_tune_state *s,
-					unsigned int order, int grow_shift)
+					unsigned int order, int grow)
 {
 	int base = s->batch, high, batch, max_nr_alloc;
 
@@ -64,10 +73,14 @@ static inline int lbi_tune_refill_linux(struct lb_pcp_tune_state *s,
 	batch = order ? base : base << s->alloc_factor;
 	/* "If we had larger pcp->high, we could avoid to allocate from zone." */
 	if (s->high_min != s->high_max)
-		high = s->high = lbi_min(high + (batch << grow_shift),
+		high = s->high = lbi_min(high + (grow < 0 ? batch : grow),
 					 s->high_max);
 	if (!order) {
 		max_nr_alloc = lbi_max(high - s->count - base, base);
+		/* ADAPTIVE's copy of alloc_factor under LINUX's rules. */
+		if ((base << s->grow_factor) <= max_nr_alloc &&
+		    s->grow_factor < LBI_SCALE)
+			s->grow_factor++;
 		if (batch <= max_nr_alloc && s->alloc_factor < LBI_SCALE)
 			s->alloc_factor++;
 		batch = lbi_min(batch, max_nr_alloc);
@@ -86,11 +99,15 @@ static inline int lbi_tune_refill(enum lb_pcp_tuner t,
 		/* Before 6.7: rmqueue_bulk(zone, order, batch) scaled by order. */
 		return s->batch > 1 ? lbi_max(s->batch >> order, 2) : 1;
 	case LB_PCP_TUNE_ADAPTIVE:
-		s->refills++;
-		/* A slot that refills again within a tick needs a deeper list. */
-		return lbi_tune_refill_linux(s, order, s->refills > 1);
+		/*
+		 * Refills scale with alloc_factor, which ADAPTIVE keeps
+		 * through sporadic frees; high grows as LINUX's would, by
+		 * grow_factor, so bigger refills do not inflate it.
+		 */
+		return lbi_tune_refill_linux(s, order, order ? s->batch :
+					     s->batch << s->grow_factor);
 	default:
-		return lbi_tune_refill_linux(s, order, 0);
+		return lbi_tune_refill_linux(s, order, -1);
 	}
 }
 
@@ -163,6 +180,7 @@ static inline int lbi_tune_free(enum lb_pcp_tuner t,
 				struct lb_pcp_tune_state *s,
 				unsigned int order)
 {
+	uint8_t af = s->alloc_factor;
 	int n;
 
 	if (t == LB_PCP_TUNE_FIXED) {
@@ -171,16 +189,44 @@ static inline int lbi_tune_free(enum lb_pcp_tuner t,
 		return s->count >= s->high ? s->batch : 0;
 	}
 	n = lbi_tune_free_linux(s, order);
-	if (t == LB_PCP_TUNE_ADAPTIVE && n) {
-		s->flushes++;
+	if (t == LB_PCP_TUNE_ADAPTIVE) {
+		s->grow_factor >>= 1;
 		/*
-		 * Keep the hot half of what LINUX would return when the slot
-		 * also refilled this tick: it is about to need it again.
+		 * A free forgets the allocation run only once frees dominate:
+		 * a batch freed since allocations last halved free_count.
 		 */
-		if (s->refills && n > s->batch)
-			n = lbi_max(n >> 1, s->batch);
+		if (s->free_count < s->batch)
+			s->alloc_factor = af;
 	}
 	return n;
+}
+
+/*
+ * The free of an order-0 object that stays below high: what
+ * lbi_tune_free() does in that case, with nothing else to decide (high is
+ * always kept inside [high_min, high_max], so nr_pcp_high() would change
+ * nothing). False, with nothing changed, when the full rule must run.
+ */
+static inline bool lbi_tune_free_fast(enum lb_pcp_tuner t,
+				      struct lb_pcp_tune_state *s,
+				      unsigned int order)
+{
+	if (order || s->count + 1 >= s->high)
+		return false;
+	s->count++;
+	if (t == LB_PCP_TUNE_FIXED)
+		return true;
+	s->flags &= ~LB_PCP_PREV_FREE_HIGH_ORDER;
+	if (s->free_count < (s->batch << LBI_SCALE))
+		s->free_count++;
+	if (t != LB_PCP_TUNE_ADAPTIVE) {
+		s->alloc_factor >>= 1;
+	} else {
+		s->grow_factor >>= 1;
+		if (s->free_count >= s->batch)
+			s->alloc_factor >>= 1;
+	}
+	return true;
 }
 
 /*
@@ -197,17 +243,6 @@ static inline bool lbi_tune_decay(enum lb_pcp_tuner t,
 		switch (t) {
 		case LB_PCP_TUNE_COUNT_MIN:
 			dec = lbi_min(s->count_min, s->high / 5);
-			break;
-		case LB_PCP_TUNE_ADAPTIVE:
-			if (s->refills || s->flushes) {
-				s->idle_ticks = 0;
-				/* Busy: only what stayed idle all tick. */
-				dec = lbi_min(s->count_min, s->high >> 3);
-			} else {
-				/* Idle: give back fast, a quarter per tick. */
-				s->idle_ticks++;
-				dec = s->high >> 2;
-			}
 			break;
 		default:
 			dec = s->high >> 3;
@@ -228,8 +263,6 @@ static inline void lbi_tune_tick_end(enum lb_pcp_tuner t,
 				     struct lb_pcp_tune_state *s)
 {
 	s->count_min = s->count;
-	s->refills = 0;
-	s->flushes = 0;
 }
 
 #endif /* LOCKBATCH_PCP_TUNE_H */

@@ -41,7 +41,9 @@
  * page freeing in decay_pcp_high", 2025), a flush or a drain at most
  * ``batch << 5`` (drain_pages_zone(), "mm: page_alloc: control latency
  * caused by zone PCP draining"). No critical section moves more than
- * ``batch << LB_PCP_BATCH_SCALE_MAX`` units.
+ * ``batch << LB_PCP_BATCH_SCALE_MAX`` units, plus less than one object
+ * when objects above order 0 are cached (whole objects are freed, as in
+ * free_pcppages_bulk()).
  *
  * Debug mode (%LB_PCP_F_DEBUG): the cache also keeps the set of objects it
  * holds, so freeing an object that is already cached (a double free that
@@ -86,8 +88,10 @@
 /**
  * enum lb_pcp_tuner - How a cache moves ``high`` and sizes its transfers.
  * @LB_PCP_TUNE_FIXED: ``high`` and ``batch`` constant (Linux before 6.7):
- *	refill ``batch``, flush ``batch`` units when ``count >= high``, decay
- *	only trims ``count`` to ``high``.
+ *	``high`` stays at ``high_min`` (before 6.7 the only high, the low
+ *	watermark over the CPUs), a refill takes ``batch`` units, a free that
+ *	reaches ``high`` flushes ``batch`` units (the free path before 5.14),
+ *	decay only trims ``count`` to ``high``.
  * @LB_PCP_TUNE_LINUX: Linux 6.12 verbatim: nr_pcp_alloc(), nr_pcp_high(),
  *	nr_pcp_free(), free_unref_page_commit()'s free-high rule and
  *	decay_pcp_high() ("mm: PCP high auto-tuning" series, 6.7, plus 6.12
@@ -97,8 +101,9 @@
  *	``min(count_min, high / 5)`` where ``count_min`` is the lowest count
  *	since the last tick ("mm, pcp: avoid to reduce PCP high
  *	unnecessarily", -V2 09/10, Huang Ying, 2023; dropped upstream).
- * @LB_PCP_TUNE_ADAPTIVE: ours, designed from the shipped traces; see
- *	lb_pcp_tune_decay() and DOC: Adaptive tuner.
+ * @LB_PCP_TUNE_ADAPTIVE: ours, designed from the shipped traces: refills
+ *	from peer slots first, transfer sizes that survive sporadic opposite
+ *	operations, high grown as LINUX's; see DOC: Adaptive tuner.
  * @LB_PCP_TUNE_NR: Number of tuners.
  */
 enum lb_pcp_tuner {
@@ -112,7 +117,33 @@ enum lb_pcp_tuner {
 /**
  * DOC: Adaptive tuner
  *
- * Filled in by the tuner's design notes below the state structure.
+ * %LB_PCP_TUNE_ADAPTIVE is %LB_PCP_TUNE_LINUX with three changes, each read
+ * off the shipped traces (tests/data/README.md, ``make bench-pcp-replay``):
+ *
+ * 1. Objects flow between CPUs. In the recorded build one CPU allocated
+ *    64,000 pages more than it freed while the other freed more than it
+ *    allocated; in the producer/consumer trace every object crosses. LINUX
+ *    moves each such object through the back-end twice (a flush on one CPU,
+ *    a refill on the other). ADAPTIVE serves a refill from a peer slot
+ *    first: it tries (never waits for) the locks of up to 3 next slots and
+ *    takes objects of the order from the cold end of the first one that
+ *    holds more than one batch, leaving it one batch. Only when no peer can
+ *    give does the refill go to the back-end.
+ * 2. Transfer sizes survive noise. LINUX halves alloc_factor on every free
+ *    and free_count on every allocation, so in a mixed stream (the build:
+ *    a free between most allocations) refills stay at one or two batches.
+ *    ADAPTIVE halves alloc_factor on a free only once at least a batch has
+ *    been freed since allocations last dominated (free_count >= batch), and
+ *    halves free_count on an allocation only while refills are scaling up
+ *    (alloc_factor > 0).
+ * 3. High grows as LINUX's would. Bigger refills must not inflate high (it
+ *    then holds free bursts and raises idle units): a refill raises high by
+ *    ``batch << grow_factor``, where grow_factor follows LINUX's
+ *    alloc_factor rules exactly (up on a refill that fits, halved on every
+ *    free).
+ *
+ * Decay, the free-high rule, nr_pcp_high() and nr_pcp_free() are LINUX's.
+ * The cost of (1) is a trylock on a remote slot per refill, at most 3.
  */
 
 /** define LB_PCP_F_DEBUG - &lb_pcp_conf.flags: track cached objects
@@ -142,10 +173,8 @@ enum lb_pcp_tuner {
  *	%LB_PCP_TUNE_ADAPTIVE).
  * @alloc_factor: Refill scale exponent for order 0 (0..5).
  * @flags: %LB_PCP_PREV_FREE_HIGH_ORDER, %LB_PCP_FREE_HIGH_BATCH.
- * @refills: Back-end refills since the last tick (%LB_PCP_TUNE_ADAPTIVE).
- * @flushes: Free-path flushes since the last tick (%LB_PCP_TUNE_ADAPTIVE).
- * @idle_ticks: Consecutive ticks without a refill or flush
- *	(%LB_PCP_TUNE_ADAPTIVE).
+ * @grow_factor: alloc_factor as LINUX would keep it; sets how much a refill
+ *	raises high (%LB_PCP_TUNE_ADAPTIVE).
  *
  * The fields keep the kernel's names and types' ranges so the pure
  * functions below can be compared with a transcription of the kernel.
@@ -160,9 +189,7 @@ struct lb_pcp_tune_state {
 	int count_min;
 	uint8_t alloc_factor;
 	uint8_t flags;
-	uint16_t refills;
-	uint16_t flushes;
-	uint16_t idle_ticks;
+	uint8_t grow_factor;
 };
 
 /**
@@ -252,7 +279,7 @@ int lb_pcp_tune_free(enum lb_pcp_tuner t, struct lb_pcp_tune_state *s,
  * to_drain = ``count - high``.
  * %LB_PCP_TUNE_COUNT_MIN: the same with ``high - min(count_min, high / 5)``.
  * %LB_PCP_TUNE_FIXED: ``high`` stays; to_drain = ``count - high``.
- * %LB_PCP_TUNE_ADAPTIVE: see DOC: Adaptive tuner.
+ * %LB_PCP_TUNE_ADAPTIVE: as %LB_PCP_TUNE_LINUX (see DOC: Adaptive tuner).
  *
  * After draining, the caller subtracts what it drained from @s->count and
  * calls lb_pcp_tune_tick_end(). lb_pcp_tune_decay_step() does all three on
@@ -383,6 +410,8 @@ struct lb_pcp_conf {
  * @decay_units: Units decay returned.
  * @drains: Back-end holds by lb_pcp_drain()/lb_pcp_drain_all().
  * @drain_units: Units they returned.
+ * @steals: Refills served from a peer slot (%LB_PCP_TUNE_ADAPTIVE).
+ * @steal_units: Units they moved.
  * @max_hold_units: Most units moved in one back-end hold.
  * @count: Cached units at snapshot time.
  * @high: high at snapshot time (summed in totals).
@@ -398,6 +427,8 @@ struct lb_pcp_slot_stats {
 	uint64_t decay_units;
 	uint64_t drains;
 	uint64_t drain_units;
+	uint64_t steals;
+	uint64_t steal_units;
 	uint64_t max_hold_units;
 	int64_t count;
 	int64_t high;

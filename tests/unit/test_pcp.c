@@ -310,3 +310,44 @@ Test(pcp, count_min_decays_only_idle_units)
 	lb_pcp_tune_decay_step(LB_PCP_TUNE_COUNT_MIN, &c, &d);
 	cr_assert(eq(int, c.high, 9700 - 9700 / 5));
 }
+
+/* ADAPTIVE refills from a peer's surplus before the back-end. */
+Test(pcp, adaptive_refills_from_peer_slot)
+{
+	struct lb_pcp_stats st;
+	struct lb_pcp_slot_stats ss[4];
+	struct lb_lock_stats ls;
+	static void *o[600];
+	void *x;
+	int i;
+
+	make(LB_PCP_TUNE_ADAPTIVE, 8, 1024, 4096);
+	env.cpu = 1;
+	for (i = 0; i < 600; i++)
+		cr_assert(eq(int, lb_pcp_alloc(p, 0, &o[i]), 0));
+	for (i = 0; i < 600; i++)
+		cr_assert(eq(int, lb_pcp_free(p, o[i], 0), 0));
+	cr_assert(gt(int, state(1).count, 8), "setup: slot 1 holds %d",
+		  state(1).count);
+	lb_lock_stats(lb_pcp_backend_lock(p), &ls);
+	env.cpu = 2;
+	cr_assert(eq(int, lb_pcp_alloc(p, 0, &x), 0));
+	lb_pcp_stats(p, &st, ss, 4);
+	cr_assert(eq(u64, st.backend_locks, ls.acquisitions),
+		  "refill went to the back-end");
+	cr_assert(eq(u64, ss[2].steals, 1));
+	cr_assert(ge(int, state(1).count, 8), "peer left below one batch");
+	cr_assert(eq(int, lb_pcp_free(p, x, 0), 0));
+	/* LINUX never steals. */
+	lb_pcp_destroy(p);
+	make(LB_PCP_TUNE_LINUX, 8, 1024, 4096);
+	env.cpu = 1;
+	cr_assert(eq(int, lb_pcp_alloc(p, 0, &x), 0));
+	cr_assert(eq(int, lb_pcp_free(p, x, 0), 0));
+	env.cpu = 2;
+	cr_assert(eq(int, lb_pcp_alloc(p, 0, &x), 0));
+	lb_pcp_stats(p, &st, ss, 4);
+	cr_assert(eq(u64, ss[2].steals, 0));
+	cr_assert(eq(u64, ss[2].refills, 1));
+	cr_assert(eq(int, lb_pcp_free(p, x, 0), 0));
+}
