@@ -13,5 +13,6 @@
 #include <lockbatch/lock.h>
 #include <lockbatch/wbatch.h>
 #include <lockbatch/pcpu.h>
+#include <lockbatch/pcp.h>
 
 #endif /* LOCKBATCH_LOCKBATCH_H */

@@ -1,0 +1,654 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+#ifndef LOCKBATCH_PCP_H
+#define LOCKBATCH_PCP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <lockbatch/cpu.h>
+#include <lockbatch/lock.h>
+
+/**
+ * DOC: Per-CPU object cache with an auto-tuned high watermark
+ *
+ * &struct lb_pcp is an allocator front-end modelled on Linux's per-CPU
+ * pages (``struct per_cpu_pages``, mm/page_alloc.c). Each CPU slot keeps
+ * free objects on one list per order; an object of order ``o`` weighs
+ * ``1 << o`` base units and the slot's ``count`` is in base units, as
+ * ``pcp->count`` counts pages. Behind the slots sits a bulk back-end
+ * (&struct lb_pcp_backend) guarded by one &struct lb_lock: every bulk call
+ * (refill, flush, one decay or drain chunk) is exactly one hold of that
+ * lock, so the lock's statistics count back-end trips.
+ *
+ * A slot refills ``batch``-sized groups from the back-end when a list is
+ * empty and flushes to it when ``count`` reaches ``high``. ``high`` moves
+ * between ``high_min`` and ``high_max`` under a tuner (&enum lb_pcp_tuner):
+ * it grows on refills, is raised to hold a burst of frees, and decays on
+ * each tick of lb_pcp_decay() (from the caller, or from the decay thread
+ * started by lb_pcp_decay_thread_start()).
+ *
+ * Objects are linked into the slot lists through their own memory, as free
+ * pages are through ``page->pcp_list``: an object handed to lb_pcp_free()
+ * must be at least %LB_PCP_MIN_OBJ_SIZE bytes, pointer-aligned, and its
+ * first %LB_PCP_MIN_OBJ_SIZE bytes are overwritten while it is cached.
+ *
+ * Lock order: slot lock, then back-end lock (the kernel's ``pcp->lock``
+ * then ``zone->lock``). The back-end callbacks run with both held and must
+ * not call into the same &struct lb_pcp.
+ *
+ * Large drains release the back-end lock between chunks: decay frees at
+ * most ``batch`` units per hold (decay_pcp_high(), "mm/page_alloc: Batch
+ * page freeing in decay_pcp_high", 2025), a flush or a drain at most
+ * ``batch << 5`` (drain_pages_zone(), "mm: page_alloc: control latency
+ * caused by zone PCP draining"). No critical section moves more than
+ * ``batch << LB_PCP_BATCH_SCALE_MAX`` units, plus less than one object
+ * when objects above order 0 are cached (whole objects are freed, as in
+ * free_pcppages_bulk()).
+ *
+ * Debug mode (%LB_PCP_F_DEBUG): the cache also keeps the set of objects it
+ * holds, so freeing an object that is already cached (a double free that
+ * has not yet reached the back-end) fails with %-EEXIST and changes
+ * nothing, and every refilled object is checked not to be cached already.
+ * It costs a hash-set operation under a mutex per call: for tests.
+ *
+ * Concurrency (X = needs external exclusion, - = safe together):
+ *
+ * ===============  =====  ====  =====  =========  =====  =======
+ *                  alloc  free  decay  drain(_all) stats  destroy
+ * ===============  =====  ====  =====  =========  =====  =======
+ * alloc/free         -     -      -        -        -       X
+ * decay (thread)     -     -      -        -        -       X
+ * drain, drain_all   -     -      -        -        -       X
+ * stats              -     -      -        -        -       X
+ * destroy            X     X      X        X        X       X
+ * ===============  =====  ====  =====  =========  =====  =======
+ *
+ * Every slot operation takes only that slot's ck spinlock (uncontended
+ * unless a thread migrated, or a decay or remote drain runs).
+ */
+
+/** define LB_PCP_MAX_ORDER - Largest order a cache may be configured for. */
+#define LB_PCP_MAX_ORDER 10u
+/** define LB_PCP_COSTLY_ORDER - Orders 1..3 feed the free-high rule
+ * (PAGE_ALLOC_COSTLY_ORDER). */
+#define LB_PCP_COSTLY_ORDER 3u
+/** define LB_PCP_BATCH_SCALE_MAX - Largest refill scale and the flush
+ * chunk shift (CONFIG_PCP_BATCH_SCALE_MAX default, 5). */
+#define LB_PCP_BATCH_SCALE_MAX 5
+/** define LB_PCP_BATCH_MAX - Largest ``batch`` accepted, in base units. */
+#define LB_PCP_BATCH_MAX 4096
+/** define LB_PCP_MIN_OBJ_SIZE - Bytes of each cached object used as links. */
+#define LB_PCP_MIN_OBJ_SIZE (2 * sizeof(void *))
+/** define LB_PCP_MAX_SLOTS - Largest slot count accepted. */
+#define LB_PCP_MAX_SLOTS 4096u
+/** define LB_PCP_DECAY_INTERVAL_NS - Default decay tick, 1 s
+ * (``vm.stat_interval``). */
+#define LB_PCP_DECAY_INTERVAL_NS 1000000000ull
+
+/**
+ * enum lb_pcp_tuner - How a cache moves ``high`` and sizes its transfers.
+ * @LB_PCP_TUNE_FIXED: ``high`` and ``batch`` constant (Linux before 6.7):
+ *	``high`` stays at ``high_min`` (before 6.7 the only high, the low
+ *	watermark over the CPUs), a refill takes ``batch`` units, a free that
+ *	reaches ``high`` flushes ``batch`` units (the free path before 5.14),
+ *	decay only trims ``count`` to ``high``.
+ * @LB_PCP_TUNE_LINUX: Linux 6.12 verbatim: nr_pcp_alloc(), nr_pcp_high(),
+ *	nr_pcp_free(), free_unref_page_commit()'s free-high rule and
+ *	decay_pcp_high() ("mm: PCP high auto-tuning" series, 6.7, plus 6.12
+ *	fixes). The zone flags ZONE_BELOW_HIGH and ZONE_RECLAIM_ACTIVE are
+ *	never set: a back-end has no watermarks.
+ * @LB_PCP_TUNE_COUNT_MIN: %LB_PCP_TUNE_LINUX, but decay by
+ *	``min(count_min, high / 5)`` where ``count_min`` is the lowest count
+ *	since the last tick ("mm, pcp: avoid to reduce PCP high
+ *	unnecessarily", -V2 09/10, Huang Ying, 2023; dropped upstream).
+ * @LB_PCP_TUNE_ADAPTIVE: ours, designed from the shipped traces: refills
+ *	from peer slots first, transfer sizes that survive sporadic opposite
+ *	operations, high grown as LINUX's; see DOC: Adaptive tuner.
+ * @LB_PCP_TUNE_NR: Number of tuners.
+ */
+enum lb_pcp_tuner {
+	LB_PCP_TUNE_FIXED,
+	LB_PCP_TUNE_LINUX,
+	LB_PCP_TUNE_COUNT_MIN,
+	LB_PCP_TUNE_ADAPTIVE,
+	LB_PCP_TUNE_NR,
+};
+
+/**
+ * DOC: Adaptive tuner
+ *
+ * %LB_PCP_TUNE_ADAPTIVE is %LB_PCP_TUNE_LINUX with three changes, each read
+ * off the shipped traces (tests/data/README.md, ``make bench-pcp-replay``):
+ *
+ * 1. Objects flow between CPUs. In the recorded build one CPU allocated
+ *    64,000 pages more than it freed while the other freed more than it
+ *    allocated; in the producer/consumer trace every object crosses. LINUX
+ *    moves each such object through the back-end twice (a flush on one CPU,
+ *    a refill on the other). ADAPTIVE serves a refill from a peer slot
+ *    first: it tries (never waits for) the locks of up to 3 next slots and
+ *    takes objects of the order from the cold end of the first one that
+ *    holds more than one batch, leaving it one batch. Only when no peer can
+ *    give does the refill go to the back-end.
+ * 2. Transfer sizes survive noise. LINUX halves alloc_factor on every free
+ *    and free_count on every allocation, so in a mixed stream (the build:
+ *    a free between most allocations) refills stay at one or two batches.
+ *    ADAPTIVE halves alloc_factor on a free only once at least a batch has
+ *    been freed since allocations last dominated (free_count >= batch), and
+ *    halves free_count on an allocation only while refills are scaling up
+ *    (alloc_factor > 0).
+ * 3. High grows as LINUX's would. Bigger refills must not inflate high (it
+ *    then holds free bursts and raises idle units): a refill raises high by
+ *    ``batch << grow_factor``, where grow_factor follows LINUX's
+ *    alloc_factor rules exactly (up on a refill that fits, halved on every
+ *    free).
+ *
+ * Decay, the free-high rule, nr_pcp_high() and nr_pcp_free() are LINUX's.
+ * The cost of (1) is a trylock on a remote slot per refill, at most 3.
+ */
+
+/** define LB_PCP_F_DEBUG - &lb_pcp_conf.flags: track cached objects
+ * (double-free detection). */
+#define LB_PCP_F_DEBUG 0x1u
+/** define LB_PCP_F_FREE_HIGH_BATCH - &lb_pcp_conf.flags: the CPU cache is
+ * large enough that a high-order free burst keeps one batch
+ * (PCPF_FREE_HIGH_BATCH, set by zone_pcp_update_cacheinfo()). */
+#define LB_PCP_F_FREE_HIGH_BATCH 0x2u
+
+/** define LB_PCP_PREV_FREE_HIGH_ORDER - tuner flag: the previous free was of
+ * order 1..3 (PCPF_PREV_FREE_HIGH_ORDER). */
+#define LB_PCP_PREV_FREE_HIGH_ORDER 0x1u
+/** define LB_PCP_FREE_HIGH_BATCH - tuner flag (PCPF_FREE_HIGH_BATCH). */
+#define LB_PCP_FREE_HIGH_BATCH 0x2u
+
+/**
+ * struct lb_pcp_tune_state - One slot's watermark and tuner state.
+ * @count: Cached base units.
+ * @high: Current high watermark, base units.
+ * @high_min: Lower bound of @high.
+ * @high_max: Upper bound of @high.
+ * @batch: Transfer unit, base units.
+ * @free_count: Units freed recently (halved by each allocation,
+ *	saturating at ``batch << LB_PCP_BATCH_SCALE_MAX``).
+ * @count_min: Lowest @count since the last tick (%LB_PCP_TUNE_COUNT_MIN,
+ *	%LB_PCP_TUNE_ADAPTIVE).
+ * @alloc_factor: Refill scale exponent for order 0 (0..5).
+ * @flags: %LB_PCP_PREV_FREE_HIGH_ORDER, %LB_PCP_FREE_HIGH_BATCH.
+ * @grow_factor: alloc_factor as LINUX would keep it; sets how much a refill
+ *	raises high (%LB_PCP_TUNE_ADAPTIVE).
+ *
+ * The fields keep the kernel's names and types' ranges so the pure
+ * functions below can be compared with a transcription of the kernel.
+ */
+struct lb_pcp_tune_state {
+	int count;
+	int high;
+	int high_min;
+	int high_max;
+	int batch;
+	int free_count;
+	int count_min;
+	uint8_t alloc_factor;
+	uint8_t flags;
+	uint8_t grow_factor;
+};
+
+/**
+ * lb_pcp_tune_init() - Initialise a tuner state (an empty slot).
+ * @s: The state.
+ * @batch: Transfer unit, 1..%LB_PCP_BATCH_MAX base units.
+ * @high_min: Lower bound of high.
+ * @high_max: Upper bound of high, >= @high_min.
+ * @free_high_batch: Set %LB_PCP_FREE_HIGH_BATCH.
+ *
+ * ``high`` starts at @high_min (zone_set_pageset_high_and_batch()).
+ *
+ * Context: Pure; any thread.
+ * Return: 0, %-EINVAL if @s is NULL, @batch is 0 or above
+ * %LB_PCP_BATCH_MAX, @high_min is negative or above @high_max.
+ */
+int lb_pcp_tune_init(struct lb_pcp_tune_state *s, int batch, int high_min,
+		     int high_max, bool free_high_batch);
+
+/**
+ * lb_pcp_tune_alloc_start() - Account an allocation attempt.
+ * @t: The tuner.
+ * @s: The state.
+ *
+ * Halves @s->free_count (rmqueue_pcplist()). Call before the refill
+ * decision.
+ *
+ * Context: Pure; caller serialises access to @s.
+ */
+void lb_pcp_tune_alloc_start(enum lb_pcp_tuner t,
+			     struct lb_pcp_tune_state *s);
+
+/**
+ * lb_pcp_tune_refill() - How many objects to take from the back-end.
+ * @t: The tuner.
+ * @s: The state; @s->high and @s->alloc_factor may change.
+ * @order: The order whose list is empty.
+ *
+ * nr_pcp_alloc() for %LB_PCP_TUNE_LINUX and %LB_PCP_TUNE_COUNT_MIN. The
+ * caller then adds ``got << order`` to @s->count itself.
+ *
+ * Context: Pure; caller serialises access to @s.
+ * Return: the number of order-@order objects to request (>= 1).
+ */
+int lb_pcp_tune_refill(enum lb_pcp_tuner t, struct lb_pcp_tune_state *s,
+		       unsigned int order);
+
+/**
+ * lb_pcp_tune_alloc_done() - Account an object taken from the slot.
+ * @t: The tuner.
+ * @s: The state.
+ * @order: Its order.
+ *
+ * ``count -= 1 << order`` and the ``count_min`` update of the count_min
+ * patch (__rmqueue_pcplist()).
+ *
+ * Context: Pure; caller serialises access to @s.
+ */
+void lb_pcp_tune_alloc_done(enum lb_pcp_tuner t, struct lb_pcp_tune_state *s,
+			    unsigned int order);
+
+/**
+ * lb_pcp_tune_free() - Account a free and decide the flush.
+ * @t: The tuner.
+ * @s: The state: @count grows by ``1 << order``; @high, @free_count,
+ *	@alloc_factor and @flags may change.
+ * @order: The order of the freed object.
+ *
+ * free_unref_page_commit() with nr_pcp_high() and nr_pcp_free(). The
+ * caller then frees the returned number of units (whole objects, from the
+ * freed order's list first) and subtracts what it freed from @s->count.
+ *
+ * Context: Pure; caller serialises access to @s.
+ * Return: base units to flush now, 0 for none.
+ */
+int lb_pcp_tune_free(enum lb_pcp_tuner t, struct lb_pcp_tune_state *s,
+		     unsigned int order);
+
+/**
+ * lb_pcp_tune_decay() - One tick's decision: new high and units to drain.
+ * @t: The tuner.
+ * @s: The state; @high may change.
+ * @to_drain: Where to store the base units to drain now (0 if none).
+ *
+ * %LB_PCP_TUNE_LINUX (decay_pcp_high(), 6.12): if ``high > high_min``,
+ * ``high = max3(count - (batch << 5), high - high / 8, high_min)``;
+ * to_drain = ``count - high``.
+ * %LB_PCP_TUNE_COUNT_MIN: the same with ``high - min(count_min, high / 5)``.
+ * %LB_PCP_TUNE_FIXED: ``high`` stays; to_drain = ``count - high``.
+ * %LB_PCP_TUNE_ADAPTIVE: as %LB_PCP_TUNE_LINUX (see DOC: Adaptive tuner).
+ *
+ * After draining, the caller subtracts what it drained from @s->count and
+ * calls lb_pcp_tune_tick_end(). lb_pcp_tune_decay_step() does all three on
+ * a bare state.
+ *
+ * Context: Pure; caller serialises access to @s.
+ * Return: true while more ticks may change something (high above
+ * high_min, or units to drain), as decay_pcp_high()'s ``todo``.
+ */
+bool lb_pcp_tune_decay(enum lb_pcp_tuner t, struct lb_pcp_tune_state *s,
+		       int *to_drain);
+
+/**
+ * lb_pcp_tune_tick_end() - Close a tick after its drain.
+ * @t: The tuner.
+ * @s: The state: ``count_min = count`` and per-tick counters reset.
+ *
+ * Context: Pure; caller serialises access to @s.
+ */
+void lb_pcp_tune_tick_end(enum lb_pcp_tuner t, struct lb_pcp_tune_state *s);
+
+/**
+ * lb_pcp_tune_decay_step() - A whole tick on a bare state.
+ * @t: The tuner.
+ * @s: The state.
+ * @drained: Where to store the units drained (may be NULL).
+ *
+ * lb_pcp_tune_decay(), then ``count -= to_drain`` (as if every unit were
+ * freed exactly), then lb_pcp_tune_tick_end(). For differential tests of
+ * the decay rule without a cache.
+ *
+ * Context: Pure; caller serialises access to @s.
+ * Return: as lb_pcp_tune_decay().
+ */
+bool lb_pcp_tune_decay_step(enum lb_pcp_tuner t, struct lb_pcp_tune_state *s,
+			    int *drained);
+
+/**
+ * lb_pcp_tuner_name() - Short name of a tuner.
+ * @t: The tuner.
+ *
+ * Context: Any thread.
+ * Return: "fixed", "linux", "count_min", "adaptive", or "invalid".
+ */
+const char *lb_pcp_tuner_name(enum lb_pcp_tuner t);
+
+/**
+ * lb_pcp_tuner_parse() - Tuner from its name.
+ * @name: One of the names lb_pcp_tuner_name() returns.
+ *
+ * Context: Any thread.
+ * Return: the tuner, or %-EINVAL if @name is NULL or unknown.
+ */
+int lb_pcp_tuner_parse(const char *name);
+
+/**
+ * struct lb_pcp_backend - The bulk back-end behind a cache.
+ * @alloc_bulk: Store up to @n objects of @order in @out; return how many
+ *	(0 when exhausted) or a negative errno.
+ * @free_bulk: Take back @n objects of @order.
+ * @ctx: Passed to both.
+ *
+ * Both run with the cache's back-end lock (and one slot lock) held, once
+ * per lock hold; they must not call into the same cache.
+ */
+struct lb_pcp_backend {
+	int (*alloc_bulk)(void *ctx, unsigned int order, void **out,
+			  unsigned int n);
+	void (*free_bulk)(void *ctx, unsigned int order, void **objs,
+			  unsigned int n);
+	void *ctx;
+};
+
+/**
+ * typedef lb_clock_fn - A caller-supplied monotonic clock.
+ * @arg: The argument registered with it.
+ *
+ * Return: nanoseconds, never decreasing.
+ */
+typedef uint64_t (*lb_clock_fn)(void *arg);
+
+/**
+ * struct lb_pcp_conf - Creation parameters.
+ * @nr_slots: Slots; 0 means lb_cpu_count(). At most %LB_PCP_MAX_SLOTS.
+ * @max_order: Largest order accepted, 0..%LB_PCP_MAX_ORDER.
+ * @batch: Transfer unit in base units, 1..%LB_PCP_BATCH_MAX (see
+ *	lb_pcp_size()).
+ * @high_min: Lower bound of high, base units.
+ * @high_max: Upper bound of high, >= @high_min. Equal bounds disable
+ *	tuning for every tuner except %LB_PCP_TUNE_FIXED's constant high.
+ * @tuner: &enum lb_pcp_tuner.
+ * @flags: %LB_PCP_F_DEBUG, %LB_PCP_F_FREE_HIGH_BATCH.
+ * @lock_kind: Kind of the back-end lock.
+ * @backend: Back-end operations; copied.
+ * @cpu_fn: CPU-id source; NULL means lb_cpu_current().
+ * @cpu_arg: Argument of @cpu_fn.
+ * @clock_fn: Clock for lb_pcp_tick() and the decay thread; NULL means
+ *	CLOCK_MONOTONIC.
+ * @clock_arg: Argument of @clock_fn.
+ * @decay_interval_ns: Tick interval; 0 means %LB_PCP_DECAY_INTERVAL_NS.
+ */
+struct lb_pcp_conf {
+	unsigned int nr_slots;
+	unsigned int max_order;
+	int batch;
+	int high_min;
+	int high_max;
+	enum lb_pcp_tuner tuner;
+	unsigned int flags;
+	enum lb_lock_kind lock_kind;
+	struct lb_pcp_backend backend;
+	lb_cpu_fn cpu_fn;
+	void *cpu_arg;
+	lb_clock_fn clock_fn;
+	void *clock_arg;
+	uint64_t decay_interval_ns;
+};
+
+/**
+ * struct lb_pcp_slot_stats - Counters of one slot (or their sum).
+ * @allocs: Successful lb_pcp_alloc() calls.
+ * @frees: Successful lb_pcp_free() calls.
+ * @refills: Back-end alloc_bulk holds (refills).
+ * @refill_units: Units they brought in.
+ * @flushes: Back-end free_bulk holds from the free path.
+ * @flush_units: Units they returned.
+ * @decay_drains: Back-end holds by decay.
+ * @decay_units: Units decay returned.
+ * @drains: Back-end holds by lb_pcp_drain()/lb_pcp_drain_all().
+ * @drain_units: Units they returned.
+ * @steals: Refills served from a peer slot (%LB_PCP_TUNE_ADAPTIVE).
+ * @steal_units: Units they moved.
+ * @max_hold_units: Most units moved in one back-end hold.
+ * @count: Cached units at snapshot time.
+ * @high: high at snapshot time (summed in totals).
+ */
+struct lb_pcp_slot_stats {
+	uint64_t allocs;
+	uint64_t frees;
+	uint64_t refills;
+	uint64_t refill_units;
+	uint64_t flushes;
+	uint64_t flush_units;
+	uint64_t decay_drains;
+	uint64_t decay_units;
+	uint64_t drains;
+	uint64_t drain_units;
+	uint64_t steals;
+	uint64_t steal_units;
+	uint64_t max_hold_units;
+	int64_t count;
+	int64_t high;
+};
+
+/**
+ * struct lb_pcp_stats - Whole-cache statistics.
+ * @total: Sum over slots (@max_hold_units: the maximum).
+ * @ticks: Decay ticks run.
+ * @backend_locks: Acquisitions of the back-end lock (its lb_lock stats).
+ * @nr_slots: Slots.
+ */
+struct lb_pcp_stats {
+	struct lb_pcp_slot_stats total;
+	uint64_t ticks;
+	uint64_t backend_locks;
+	unsigned int nr_slots;
+};
+
+struct lb_pcp;
+
+/**
+ * lb_pcp_create() - Create a per-CPU cache over a bulk back-end.
+ * @p: Where to store the cache.
+ * @conf: Parameters.
+ *
+ * Context: Any thread. Allocates the slots (cache-line aligned) and one
+ * transfer buffer of ``batch << LB_PCP_BATCH_SCALE_MAX`` pointers each.
+ * Return: 0; %-EINVAL if @p, @conf, @conf->backend.alloc_bulk or
+ * .free_bulk is NULL, @batch is 0 or above %LB_PCP_BATCH_MAX, @high_min is
+ * negative or above @high_max, @max_order is above %LB_PCP_MAX_ORDER, the
+ * tuner or lock kind is unknown, @flags has unknown bits or the slot count
+ * is above %LB_PCP_MAX_SLOTS; %-ENOMEM. *@p is set only on success.
+ */
+int lb_pcp_create(struct lb_pcp **p, const struct lb_pcp_conf *conf);
+
+/**
+ * lb_pcp_destroy() - Drain every slot to the back-end and free the cache.
+ * @p: The cache.
+ *
+ * Stops the decay thread if it runs. Nothing cached is lost.
+ *
+ * Context: No other thread may use @p during or after the call.
+ * Return: 0, or %-EINVAL if @p is NULL.
+ */
+int lb_pcp_destroy(struct lb_pcp *p);
+
+/**
+ * lb_pcp_alloc() - Take an object of an order from this CPU's slot.
+ * @p: The cache.
+ * @order: 0..max_order.
+ * @out: Where to store the object.
+ *
+ * Pops the hot end of the slot's list; if it is empty, refills from the
+ * back-end (one lock hold) the number of objects the tuner decides.
+ *
+ * Context: Any thread. Takes the slot lock; on a refill, also the
+ * back-end lock and runs @alloc_bulk.
+ * Return: 0; %-EINVAL if @p or @out is NULL or @order is above max_order
+ * (*@out untouched); %-ENOMEM if the back-end had nothing (or failed).
+ */
+int lb_pcp_alloc(struct lb_pcp *p, unsigned int order, void **out);
+
+/**
+ * lb_pcp_free() - Give an object back to this CPU's slot.
+ * @p: The cache.
+ * @obj: The object (see DOC for its size and alignment).
+ * @order: Its order, 0..max_order.
+ *
+ * Pushes @obj on the hot end; if ``count`` reaches the tuner's ``high``,
+ * flushes cold objects to the back-end in holds of at most
+ * ``batch << 5`` units.
+ *
+ * Context: Any thread. Takes the slot lock; on a flush, the back-end lock.
+ * Return: 0; %-EINVAL if @p or @obj is NULL or @order is above max_order;
+ * %-EEXIST in debug mode if @obj is cached already. On error nothing
+ * changed.
+ */
+int lb_pcp_free(struct lb_pcp *p, void *obj, unsigned int order);
+
+/**
+ * lb_pcp_drain() - Return everything one slot caches to the back-end.
+ * @p: The cache.
+ * @cpu: The slot (folded like a CPU id: ``cpu % nr_slots``).
+ *
+ * Re-reads ``count`` under the slot lock until it is zero, moving at most
+ * ``batch << 5`` units per hold (drain_pages_zone()).
+ *
+ * Context: Any thread. Takes that slot's lock and the back-end lock.
+ * Return: units drained (>= 0), or %-EINVAL if @p is NULL or @cpu < 0.
+ */
+long lb_pcp_drain(struct lb_pcp *p, int cpu);
+
+/**
+ * lb_pcp_drain_all() - lb_pcp_drain() on every slot.
+ * @p: The cache.
+ *
+ * Context: Any thread. Takes each slot's lock in turn.
+ * Return: units drained (>= 0), or %-EINVAL if @p is NULL.
+ */
+long lb_pcp_drain_all(struct lb_pcp *p);
+
+/**
+ * lb_pcp_decay() - One decay tick for every slot.
+ * @p: The cache.
+ *
+ * Per slot, lb_pcp_tune_decay(), then the drain in holds of at most
+ * ``batch`` units, then lb_pcp_tune_tick_end() (refresh_cpu_vm_stats() ->
+ * decay_pcp_high()).
+ *
+ * Context: Any thread. Takes each slot's lock in turn.
+ * Return: 1 if another tick may still change something, 0 if not,
+ * %-EINVAL if @p is NULL.
+ */
+int lb_pcp_decay(struct lb_pcp *p);
+
+/**
+ * lb_pcp_tick() - Run lb_pcp_decay() if an interval has passed.
+ * @p: The cache.
+ *
+ * Reads the configured clock; decays at most once per call.
+ *
+ * Context: Any thread; serialised with itself and the decay thread by an
+ * internal mutex.
+ * Return: 1 if a decay ran, 0 if not yet due, %-EINVAL if @p is NULL.
+ */
+int lb_pcp_tick(struct lb_pcp *p);
+
+/**
+ * lb_pcp_decay_thread_start() - Run lb_pcp_tick() from a background thread.
+ * @p: The cache.
+ *
+ * The thread wakes every interval (every millisecond at most when an
+ * injected clock is configured, so tests drive it by moving their clock)
+ * and works while the owners of the slots sleep.
+ *
+ * Context: Any thread. Creates a thread.
+ * Return: 0; %-EINVAL if @p is NULL; %-EEXIST if it already runs;
+ * %-EAGAIN or %-ENOMEM from pthread_create().
+ */
+int lb_pcp_decay_thread_start(struct lb_pcp *p);
+
+/**
+ * lb_pcp_decay_thread_stop() - Stop and join the decay thread.
+ * @p: The cache.
+ *
+ * Context: Any thread but the decay thread. May block for one tick.
+ * Return: 0; %-EINVAL if @p is NULL; %-ENOENT if no thread runs.
+ */
+int lb_pcp_decay_thread_stop(struct lb_pcp *p);
+
+/**
+ * lb_pcp_stats() - Snapshot counters, per slot and summed.
+ * @p: The cache.
+ * @out: Whole-cache statistics (may be NULL).
+ * @slots: Per-slot array (may be NULL).
+ * @nr: Entries in @slots.
+ *
+ * Context: Any thread. Takes each slot lock briefly.
+ * Return: the number of slots, or %-EINVAL if @p is NULL or @slots is NULL
+ * with @nr > 0.
+ */
+int lb_pcp_stats(struct lb_pcp *p, struct lb_pcp_stats *out,
+		 struct lb_pcp_slot_stats *slots, unsigned int nr);
+
+/**
+ * lb_pcp_slot_state() - Copy one slot's tuner state.
+ * @p: The cache.
+ * @slot: Slot index, < nr_slots.
+ * @out: Where to copy.
+ *
+ * Context: Any thread. Takes the slot lock briefly.
+ * Return: 0, or %-EINVAL if @p or @out is NULL or @slot is out of range.
+ */
+int lb_pcp_slot_state(struct lb_pcp *p, unsigned int slot,
+		      struct lb_pcp_tune_state *out);
+
+/**
+ * lb_pcp_backend_lock() - The cache's back-end lock, for its statistics.
+ * @p: The cache.
+ *
+ * Context: Any thread.
+ * Return: the lock, or NULL if @p is NULL.
+ */
+struct lb_lock *lb_pcp_backend_lock(struct lb_pcp *p);
+
+/**
+ * struct lb_pcp_size - Derived sizing.
+ * @batch: Transfer unit.
+ * @high_min: Lower bound of high.
+ * @high_max: Upper bound of high.
+ */
+struct lb_pcp_size {
+	int batch;
+	int high_min;
+	int high_max;
+};
+
+/**
+ * lb_pcp_size() - Size a cache from its pool the way Linux sizes a zone.
+ * @pool_units: Base units the back-end manages (zone_managed_pages()).
+ * @low_units: Units of the pool's low reserve (low_wmark_pages()); 0
+ *	means ``pool_units / 1024`` (about the default low watermark).
+ * @nr_cpus: CPUs sharing the pool (>= 1).
+ * @units_per_mib: Base units per MiB (256 for 4 KiB pages); caps the batch
+ *	at 1 MiB of units as zone_batchsize() does.
+ * @out: The result.
+ *
+ * zone_batchsize(): ``b = min(pool >> 10, units_per_mib) / 4``, at least 1,
+ * ``batch = rounddown_pow_of_two(b + b / 2) - 1`` (at least 1).
+ * zone_highsize(): ``high_min = max(low / nr_cpus, batch << 2)``,
+ * ``high_max = max(pool / 8 / nr_cpus, batch << 2)``
+ * (``MIN_PERCPU_PAGELIST_HIGH_FRACTION`` = 8; the kernel divides by the
+ * CPUs of the zone's node).
+ *
+ * Context: Pure; any thread.
+ * Return: 0, or %-EINVAL if @out is NULL, @nr_cpus or @pool_units is 0,
+ * or @units_per_mib is 0.
+ */
+int lb_pcp_size(uint64_t pool_units, uint64_t low_units, unsigned int nr_cpus,
+		unsigned int units_per_mib, struct lb_pcp_size *out);
+
+#endif /* LOCKBATCH_PCP_H */

@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/*
+ * lb_pcp: creation, the allocation and free paths, refill and the bulk
+ * release every path shares (free_pcppages_bulk()).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lockbatch/pcp.h>
+#include "internal.h"
+#include "pcp_impl.h"
+#include "pcp_tune.h"
+
+static int check_conf(const struct lb_pcp_conf *c)
+{
+	if (!c->backend.alloc_bulk || !c->backend.free_bulk)
+		return -EINVAL;
+	if (c->batch < 1 || c->batch > LB_PCP_BATCH_MAX || c->high_min < 0 ||
+	    c->high_min > c->high_max)
+		return -EINVAL;
+	if (c->max_order > LB_PCP_MAX_ORDER ||
+	    (unsigned int)c->tuner >= LB_PCP_TUNE_NR ||
+	    (c->flags & ~(LB_PCP_F_DEBUG | LB_PCP_F_FREE_HIGH_BATCH)) ||
+	    c->nr_slots > LB_PCP_MAX_SLOTS ||
+	    (c->lock_kind != LB_LOCK_SPIN && c->lock_kind != LB_LOCK_MUTEX))
+		return -EINVAL;
+	return 0;
+}
+
+static void free_slots(struct lb_pcp *p)
+{
+	unsigned int i;
+
+	for (i = 0; i < p->nr_slots; i++)
+		free(p->slots[i].buf);
+	free(p->slots);
+}
+
+static int init_slots(struct lb_pcp *p, const struct lb_pcp_conf *c)
+{
+	unsigned int i, o;
+
+	p->slots = aligned_alloc(CK_MD_CACHELINE,
+				 p->nr_slots * sizeof(*p->slots));
+	if (!p->slots)
+		return -ENOMEM;
+	memset(p->slots, 0, p->nr_slots * sizeof(*p->slots));
+	for (i = 0; i < p->nr_slots; i++) {
+		struct lbi_pcp_slot *sl = &p->slots[i];
+
+		lbi_spin_init(&sl->lock);
+		lb_pcp_tune_init(&sl->ts, c->batch, c->high_min, c->high_max,
+				 c->flags & LB_PCP_F_FREE_HIGH_BATCH);
+		for (o = 0; o <= LB_PCP_MAX_ORDER; o++)
+			CDS_INIT_LIST_HEAD(&sl->lists[o]);
+		sl->buf = malloc((size_t)p->chunk * sizeof(void *));
+		if (!sl->buf) {
+			free_slots(p);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+int lb_pcp_create(struct lb_pcp **pp, const struct lb_pcp_conf *c)
+{
+	struct lb_pcp *p;
+	int err;
+
+	if (!pp || !c)
+		return -EINVAL;
+	err = check_conf(c);
+	if (err)
+		return err;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->nr_slots = c->nr_slots ? c->nr_slots : lb_cpu_count();
+	if (p->nr_slots > LB_PCP_MAX_SLOTS)
+		p->nr_slots = LB_PCP_MAX_SLOTS;
+	p->max_order = c->max_order;
+	p->tuner = c->tuner;
+	p->flags = c->flags;
+	p->chunk = c->batch << LB_PCP_BATCH_SCALE_MAX;
+	p->be = c->backend;
+	p->cpu_fn = c->cpu_fn;
+	p->cpu_arg = c->cpu_arg;
+	p->clock_fn = c->clock_fn;
+	p->clock_arg = c->clock_arg;
+	p->interval_ns = c->decay_interval_ns ? c->decay_interval_ns :
+						LB_PCP_DECAY_INTERVAL_NS;
+	err = lb_lock_init(&p->lock, c->lock_kind, "pcp-backend");
+	if (err)
+		goto out_free;
+	err = init_slots(p, c);
+	if (err)
+		goto out_lock;
+	if (c->flags & LB_PCP_F_DEBUG) {
+		err = lbi_pcp_dbg_create(&p->dbg);
+		if (err)
+			goto out_slots;
+	}
+	pthread_mutex_init(&p->tick_mutex, NULL);
+	pthread_mutex_init(&p->thr_mutex, NULL);
+	pthread_cond_init(&p->thr_cond, NULL);
+	p->last_tick_ns = lbi_pcp_now(p);
+	*pp = p;
+	return 0;
+
+out_slots:
+	free_slots(p);
+out_lock:
+	lb_lock_destroy(&p->lock);
+out_free:
+	free(p);
+	return err;
+}
+
+int lb_pcp_destroy(struct lb_pcp *p)
+{
+	if (!p)
+		return -EINVAL;
+	lb_pcp_decay_thread_stop(p);
+	lb_pcp_drain_all(p);
+	pthread_cond_destroy(&p->thr_cond);
+	pthread_mutex_destroy(&p->thr_mutex);
+	pthread_mutex_destroy(&p->tick_mutex);
+	if (p->dbg)
+		lbi_pcp_dbg_destroy(p->dbg);
+	free_slots(p);
+	lb_lock_destroy(&p->lock);
+	free(p);
+	return 0;
+}
+
+static inline struct lbi_pcp_slot *this_slot(struct lb_pcp *p)
+{
+	return &p->slots[lbi_cpu_slot(p->cpu_fn, p->cpu_arg, p->nr_slots)];
+}
+
+static void note_hold(struct lbi_pcp_slot *sl, int units)
+{
+	if ((uint64_t)units > sl->st.max_hold_units)
+		sl->st.max_hold_units = (uint64_t)units;
+}
+
+/*
+ * Take up to @n objects of @order from the cold end of a peer slot, leaving
+ * it at least one batch. Only the ADAPTIVE tuner does this: the traces move
+ * objects from CPUs that mostly free to CPUs that mostly allocate, and a
+ * peer's surplus serves a refill without a back-end trip.
+ *
+ * Lock order: the caller holds its own slot lock, so peers are only tried,
+ * never waited for; no cycle can form.
+ */
+static int steal(struct lb_pcp *p, struct lbi_pcp_slot *sl,
+		 unsigned int order, int n)
+{
+	unsigned int self = (unsigned int)(sl - p->slots), k;
+	struct cds_list_head *head = &sl->lists[order];
+	int w = 1 << order;
+
+	for (k = 1; k < p->nr_slots && k <= LBI_PCP_STEAL_PEERS; k++) {
+		struct lbi_pcp_slot *peer = &p->slots[(self + k) % p->nr_slots];
+		struct cds_list_head *ph = &peer->lists[order];
+		int got = 0;
+
+		if (!lbi_spin_trylock(&peer->lock))
+			continue;
+		while (got < n && !cds_list_empty(ph) &&
+		       peer->ts.count - w >= peer->ts.batch) {
+			struct cds_list_head *node = ph->prev;
+
+			cds_list_del(node);
+			cds_list_add_tail(node, head);
+			peer->ts.count -= w;
+			got++;
+		}
+		if (peer->ts.count < peer->ts.count_min)
+			peer->ts.count_min = peer->ts.count;
+		lbi_spin_unlock(&peer->lock);
+		if (got) {
+			sl->ts.count += got << order;
+			sl->st.steals++;
+			sl->st.steal_units += (uint64_t)got << order;
+			return got;
+		}
+	}
+	return 0;
+}
+
+/* rmqueue_bulk(): one back-end hold; the new objects go to the cold end. */
+static int refill(struct lb_pcp *p, struct lbi_pcp_slot *sl,
+		  unsigned int order)
+{
+	struct cds_list_head *head = &sl->lists[order];
+	int n = lbi_tune_refill(p->tuner, &sl->ts, order);
+	int got, i;
+
+	if (n > p->chunk)
+		n = p->chunk;
+	if (p->tuner == LB_PCP_TUNE_ADAPTIVE && p->nr_slots > 1) {
+		got = steal(p, sl, order, n);
+		if (got)
+			return got;
+	}
+	lb_lock_acquire(&p->lock);
+	got = p->be.alloc_bulk(p->be.ctx, order, sl->buf, (unsigned int)n);
+	lb_lock_release(&p->lock);
+	if (got <= 0)
+		return 0;
+	if (got > n)
+		got = n;
+	for (i = 0; i < got; i++) {
+		if (p->dbg)
+			lbi_pcp_dbg_add(p->dbg, sl->buf[i]);
+		cds_list_add_tail((struct cds_list_head *)sl->buf[i], head);
+	}
+	sl->ts.count += got << order;
+	sl->st.refills++;
+	sl->st.refill_units += (uint64_t)got << order;
+	note_hold(sl, got << order);
+	return got;
+}
+
+/* Pop the hot end of a non-empty list (__rmqueue_pcplist()). */
+static inline void *pop(struct lb_pcp *p, struct lbi_pcp_slot *sl,
+			unsigned int order)
+{
+	struct cds_list_head *node = sl->lists[order].next;
+
+	cds_list_del(node);
+	lbi_tune_alloc_done(p->tuner, &sl->ts, order);
+	sl->st.allocs++;
+	return node;
+}
+
+/* Refill, or debug mode: everything but the warm-list case. */
+static __attribute__((noinline)) int alloc_slow(struct lb_pcp *p,
+						struct lbi_pcp_slot *sl,
+						unsigned int order, void **out)
+{
+	void *obj;
+
+	if (cds_list_empty(&sl->lists[order]) && !refill(p, sl, order)) {
+		lbi_spin_unlock(&sl->lock);
+		return -ENOMEM;
+	}
+	obj = pop(p, sl, order);
+	if (p->dbg)
+		lbi_pcp_dbg_del(p->dbg, obj);
+	lbi_spin_unlock(&sl->lock);
+	*out = obj;
+	return 0;
+}
+
+int lb_pcp_alloc(struct lb_pcp *p, unsigned int order, void **out)
+{
+	struct lbi_pcp_slot *sl;
+	void *obj;
+
+	if (lbi_unlikely(!p || !out || order > p->max_order))
+		return -EINVAL;
+	sl = this_slot(p);
+	lbi_spin_lock(&sl->lock);
+	lbi_tune_alloc_start(p->tuner, &sl->ts);
+	if (lbi_unlikely(cds_list_empty(&sl->lists[order]) || p->dbg))
+		return alloc_slow(p, sl, order, out);
+	obj = pop(p, sl, order);
+	lbi_spin_unlock(&sl->lock);
+	*out = obj;
+	return 0;
+}
+
+/* A free that may flush, or debug mode. */
+static __attribute__((noinline)) int free_slow(struct lb_pcp *p,
+					       struct lbi_pcp_slot *sl,
+					       void *obj, unsigned int order)
+{
+	int n;
+
+	if (p->dbg) {
+		int err = lbi_pcp_dbg_add(p->dbg, obj);
+
+		if (err) {
+			lbi_spin_unlock(&sl->lock);
+			return err;
+		}
+	}
+	cds_list_add((struct cds_list_head *)obj, &sl->lists[order]);
+	sl->st.frees++;
+	n = lbi_tune_free(p->tuner, &sl->ts, order);
+	if (n > 0)
+		lbi_pcp_release(p, sl, n, order, p->chunk, LBI_PCP_FLUSH);
+	lbi_spin_unlock(&sl->lock);
+	return 0;
+}
+
+int lb_pcp_free(struct lb_pcp *p, void *obj, unsigned int order)
+{
+	struct lbi_pcp_slot *sl;
+
+	if (lbi_unlikely(!p || !obj || order > p->max_order))
+		return -EINVAL;
+	sl = this_slot(p);
+	lbi_spin_lock(&sl->lock);
+	if (lbi_unlikely(p->dbg || !lbi_tune_free_fast(p->tuner, &sl->ts,
+						       order)))
+		return free_slow(p, sl, obj, order);
+	cds_list_add((struct cds_list_head *)obj, &sl->lists[order]);
+	sl->st.frees++;
+	lbi_spin_unlock(&sl->lock);
+	return 0;
+}
+
+/*
+ * free_pcppages_bulk() for one back-end hold: whole objects from the cold
+ * ends of the lists, round-robin over orders starting at @order, until
+ * @units are freed (the last object may overshoot, as in the kernel).
+ */
+static int release_hold(struct lb_pcp *p, struct lbi_pcp_slot *sl, int units,
+			unsigned int order)
+{
+	int freed = 0, o = (int)order - 1, nr_lists = (int)p->max_order + 1;
+
+	if (units > sl->ts.count)
+		units = sl->ts.count;
+	if (units <= 0)
+		return 0;
+	lb_lock_acquire(&p->lock);
+	while (units > 0) {
+		struct cds_list_head *head;
+		unsigned int nr = 0;
+		int w;
+
+		do {
+			if (++o >= nr_lists)
+				o = 0;
+			head = &sl->lists[o];
+		} while (cds_list_empty(head));
+		w = 1 << o;
+		do {
+			struct cds_list_head *node = head->prev;
+
+			cds_list_del(node);
+			if (p->dbg)
+				lbi_pcp_dbg_del(p->dbg, node);
+			sl->buf[nr++] = node;
+			units -= w;
+			freed += w;
+		} while (units > 0 && !cds_list_empty(head));
+		sl->ts.count -= (int)nr << o;
+		p->be.free_bulk(p->be.ctx, (unsigned int)o, sl->buf, nr);
+	}
+	lb_lock_release(&p->lock);
+	note_hold(sl, freed);
+	return freed;
+}
+
+/*
+ * Return @units to the back-end in holds of at most @chunk requested
+ * units each, as decay_pcp_high() (chunk = batch) and the free and drain
+ * paths (chunk = batch << 5) do. Called with the slot lock held.
+ */
+long lbi_pcp_release(struct lb_pcp *p, struct lbi_pcp_slot *sl, int units,
+		     unsigned int order, int chunk, enum lbi_pcp_cause cause)
+{
+	long total = 0;
+
+	while (units > 0 && sl->ts.count > 0) {
+		int n = units < chunk ? units : chunk;
+		int freed = release_hold(p, sl, n, order);
+
+		total += freed;
+		units -= n;
+		switch (cause) {
+		case LBI_PCP_FLUSH:
+			sl->st.flushes++;
+			sl->st.flush_units += (uint64_t)freed;
+			break;
+		case LBI_PCP_DECAY:
+			sl->st.decay_drains++;
+			sl->st.decay_units += (uint64_t)freed;
+			break;
+		case LBI_PCP_DRAIN:
+			sl->st.drains++;
+			sl->st.drain_units += (uint64_t)freed;
+			break;
+		}
+	}
+	return total;
+}
+
+int lb_pcp_slot_state(struct lb_pcp *p, unsigned int slot,
+		      struct lb_pcp_tune_state *out)
+{
+	struct lbi_pcp_slot *sl;
+
+	if (!p || !out || slot >= p->nr_slots)
+		return -EINVAL;
+	sl = &p->slots[slot];
+	lbi_spin_lock(&sl->lock);
+	*out = sl->ts;
+	lbi_spin_unlock(&sl->lock);
+	return 0;
+}
+
+struct lb_lock *lb_pcp_backend_lock(struct lb_pcp *p)
+{
+	return p ? &p->lock : NULL;
+}

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/*
+ * lb_pcp: drains, the periodic decay (decay_pcp_high() from
+ * refresh_cpu_vm_stats()), the decay thread and statistics.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include <lockbatch/pcp.h>
+#include "internal.h"
+#include "pcp_impl.h"
+#include "pcp_tune.h"
+
+uint64_t lbi_pcp_now(struct lb_pcp *p)
+{
+	return p->clock_fn ? p->clock_fn(p->clock_arg) : lbi_now_ns();
+}
+
+/*
+ * drain_pages_zone(): the count is re-read under the slot lock for every
+ * chunk, so objects freed while the drain runs are drained too and the
+ * loop ends only when the slot was seen empty.
+ */
+static long drain_slot(struct lb_pcp *p, struct lbi_pcp_slot *sl)
+{
+	long total = 0;
+	int count;
+
+	do {
+		lbi_spin_lock(&sl->lock);
+		count = sl->ts.count;
+		if (count) {
+			int n = count < p->chunk ? count : p->chunk;
+
+			total += lbi_pcp_release(p, sl, n, 0, n, LBI_PCP_DRAIN);
+		}
+		lbi_spin_unlock(&sl->lock);
+	} while (count);
+	return total;
+}
+
+long lb_pcp_drain(struct lb_pcp *p, int cpu)
+{
+	if (!p || cpu < 0)
+		return -EINVAL;
+	return drain_slot(p, &p->slots[(unsigned int)cpu % p->nr_slots]);
+}
+
+long lb_pcp_drain_all(struct lb_pcp *p)
+{
+	long total = 0;
+	unsigned int i;
+
+	if (!p)
+		return -EINVAL;
+	for (i = 0; i < p->nr_slots; i++)
+		total += drain_slot(p, &p->slots[i]);
+	return total;
+}
+
+/*
+ * decay_pcp_high() with the 2025 batching: decide under the slot lock,
+ * then free to_drain in chunks of batch, taking the slot lock (and one
+ * back-end hold) per chunk so the owner is never held off for long.
+ */
+static bool decay_slot(struct lb_pcp *p, struct lbi_pcp_slot *sl)
+{
+	int to_drain, batch;
+	bool todo;
+
+	lbi_spin_lock(&sl->lock);
+	todo = lbi_tune_decay(p->tuner, &sl->ts, &to_drain);
+	batch = sl->ts.batch;
+	while (to_drain > 0) {
+		int n = to_drain < batch ? to_drain : batch;
+
+		lbi_pcp_release(p, sl, n, 0, n, LBI_PCP_DECAY);
+		to_drain -= n;
+		if (to_drain > 0) {
+			lbi_spin_unlock(&sl->lock);
+			lbi_spin_lock(&sl->lock);
+		}
+	}
+	lbi_tune_tick_end(p->tuner, &sl->ts);
+	lbi_spin_unlock(&sl->lock);
+	return todo;
+}
+
+static int decay_locked(struct lb_pcp *p)
+{
+	unsigned int i;
+	int todo = 0;
+
+	for (i = 0; i < p->nr_slots; i++)
+		if (decay_slot(p, &p->slots[i]))
+			todo = 1;
+	p->ticks++;
+	return todo;
+}
+
+int lb_pcp_decay(struct lb_pcp *p)
+{
+	int todo;
+
+	if (!p)
+		return -EINVAL;
+	pthread_mutex_lock(&p->tick_mutex);
+	todo = decay_locked(p);
+	pthread_mutex_unlock(&p->tick_mutex);
+	return todo;
+}
+
+int lb_pcp_tick(struct lb_pcp *p)
+{
+	uint64_t now;
+	int ran = 0;
+
+	if (!p)
+		return -EINVAL;
+	pthread_mutex_lock(&p->tick_mutex);
+	now = lbi_pcp_now(p);
+	if (now - p->last_tick_ns >= p->interval_ns) {
+		p->last_tick_ns = now;
+		decay_locked(p);
+		ran = 1;
+	}
+	pthread_mutex_unlock(&p->tick_mutex);
+	return ran;
+}
+
+static void *decay_thread(void *arg)
+{
+	struct lb_pcp *p = arg;
+	/* An injected clock moves on its own schedule: poll it often. */
+	uint64_t step = p->clock_fn && p->interval_ns > 1000000 ? 1000000 :
+								   p->interval_ns;
+
+	pthread_mutex_lock(&p->thr_mutex);
+	while (!p->thr_stop) {
+		struct timespec ts;
+		uint64_t ns;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ns = (uint64_t)ts.tv_nsec + step;
+		ts.tv_sec += (time_t)(ns / 1000000000u);
+		ts.tv_nsec = (long)(ns % 1000000000u);
+		pthread_cond_timedwait(&p->thr_cond, &p->thr_mutex, &ts);
+		if (p->thr_stop)
+			break;
+		pthread_mutex_unlock(&p->thr_mutex);
+		lb_pcp_tick(p);
+		pthread_mutex_lock(&p->thr_mutex);
+	}
+	pthread_mutex_unlock(&p->thr_mutex);
+	return NULL;
+}
+
+int lb_pcp_decay_thread_start(struct lb_pcp *p)
+{
+	int err = 0;
+
+	if (!p)
+		return -EINVAL;
+	pthread_mutex_lock(&p->thr_mutex);
+	if (p->thr_running) {
+		err = -EEXIST;
+	} else {
+		p->thr_stop = false;
+		err = -pthread_create(&p->thread, NULL, decay_thread, p);
+		if (!err)
+			p->thr_running = true;
+	}
+	pthread_mutex_unlock(&p->thr_mutex);
+	return err;
+}
+
+int lb_pcp_decay_thread_stop(struct lb_pcp *p)
+{
+	pthread_t t;
+
+	if (!p)
+		return -EINVAL;
+	pthread_mutex_lock(&p->thr_mutex);
+	if (!p->thr_running) {
+		pthread_mutex_unlock(&p->thr_mutex);
+		return -ENOENT;
+	}
+	p->thr_stop = true;
+	p->thr_running = false;
+	t = p->thread;
+	pthread_cond_signal(&p->thr_cond);
+	pthread_mutex_unlock(&p->thr_mutex);
+	pthread_join(t, NULL);
+	return 0;
+}
+
+static void add_stats(struct lb_pcp_slot_stats *t,
+		      const struct lb_pcp_slot_stats *s)
+{
+	t->allocs += s->allocs;
+	t->frees += s->frees;
+	t->refills += s->refills;
+	t->refill_units += s->refill_units;
+	t->flushes += s->flushes;
+	t->flush_units += s->flush_units;
+	t->decay_drains += s->decay_drains;
+	t->decay_units += s->decay_units;
+	t->drains += s->drains;
+	t->drain_units += s->drain_units;
+	t->steals += s->steals;
+	t->steal_units += s->steal_units;
+	if (s->max_hold_units > t->max_hold_units)
+		t->max_hold_units = s->max_hold_units;
+	t->count += s->count;
+	t->high += s->high;
+}
+
+int lb_pcp_stats(struct lb_pcp *p, struct lb_pcp_stats *out,
+		 struct lb_pcp_slot_stats *slots, unsigned int nr)
+{
+	struct lb_lock_stats ls;
+	unsigned int i;
+
+	if (!p || (!slots && nr))
+		return -EINVAL;
+	if (out)
+		memset(out, 0, sizeof(*out));
+	for (i = 0; i < p->nr_slots; i++) {
+		struct lbi_pcp_slot *sl = &p->slots[i];
+		struct lb_pcp_slot_stats s;
+
+		lbi_spin_lock(&sl->lock);
+		s = sl->st;
+		s.count = sl->ts.count;
+		s.high = sl->ts.high;
+		lbi_spin_unlock(&sl->lock);
+		if (i < nr)
+			slots[i] = s;
+		if (out)
+			add_stats(&out->total, &s);
+	}
+	if (out) {
+		pthread_mutex_lock(&p->tick_mutex);
+		out->ticks = p->ticks;
+		pthread_mutex_unlock(&p->tick_mutex);
+		lb_lock_stats(&p->lock, &ls);
+		out->backend_locks = ls.acquisitions;
+		out->nr_slots = p->nr_slots;
+	}
+	return (int)p->nr_slots;
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * lb_pcp internals shared by the hot paths (pcp.c), the drain and decay
+ * paths (pcp_drain.c) and the debug object set (pcp_debug.c).
+ */
+#ifndef LOCKBATCH_PCP_IMPL_H
+#define LOCKBATCH_PCP_IMPL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include <ck_md.h>
+#include <ck_spinlock.h>
+#include <urcu/list.h>
+
+#include <lockbatch/pcp.h>
+
+/* Peer slots an ADAPTIVE refill tries before the back-end. */
+#define LBI_PCP_STEAL_PEERS 3
+
+/* Why a back-end hold happened; selects the statistics it feeds. */
+enum lbi_pcp_cause {
+	LBI_PCP_FLUSH,
+	LBI_PCP_DECAY,
+	LBI_PCP_DRAIN,
+};
+
+/*
+ * One per CPU, on its own cache lines. Everything is under @lock; the
+ * back-end lock nests inside it.
+ */
+struct lbi_pcp_slot {
+	ck_spinlock_fas_t lock;
+	struct lb_pcp_tune_state ts;
+	struct cds_list_head lists[LB_PCP_MAX_ORDER + 1];	/* hot at head */
+	void **buf;		/* transfer buffer, batch << 5 entries */
+	struct lb_pcp_slot_stats st;
+} __attribute__((aligned(CK_MD_CACHELINE)));
+
+struct lbi_pcp_dbg;
+
+struct lb_pcp {
+	struct lbi_pcp_slot *slots;
+	unsigned int nr_slots;
+	unsigned int max_order;
+	enum lb_pcp_tuner tuner;
+	unsigned int flags;
+	int chunk;			/* batch << LB_PCP_BATCH_SCALE_MAX */
+	struct lb_pcp_backend be;
+	struct lb_lock lock;		/* the back-end lock */
+	lb_cpu_fn cpu_fn;
+	void *cpu_arg;
+	struct lbi_pcp_dbg *dbg;	/* LB_PCP_F_DEBUG only */
+
+	/* Ticks: lb_pcp_tick() and the decay thread, under tick_mutex. */
+	pthread_mutex_t tick_mutex;
+	lb_clock_fn clock_fn;
+	void *clock_arg;
+	uint64_t interval_ns;
+	uint64_t last_tick_ns;
+	uint64_t ticks;
+
+	/* Decay thread, under thr_mutex. */
+	pthread_mutex_t thr_mutex;
+	pthread_cond_t thr_cond;
+	pthread_t thread;
+	bool thr_running;
+	bool thr_stop;
+};
+
+long lbi_pcp_release(struct lb_pcp *p, struct lbi_pcp_slot *sl, int units,
+		     unsigned int start_order, int chunk,
+		     enum lbi_pcp_cause cause);
+uint64_t lbi_pcp_now(struct lb_pcp *p);
+
+int lbi_pcp_dbg_create(struct lbi_pcp_dbg **d);
+void lbi_pcp_dbg_destroy(struct lbi_pcp_dbg *d);
+/* 0 if added, -EEXIST if @obj is already cached. */
+int lbi_pcp_dbg_add(struct lbi_pcp_dbg *d, const void *obj);
+/* 0 if removed, -ENOENT if @obj was not cached. */
+int lbi_pcp_dbg_del(struct lbi_pcp_dbg *d, const void *obj);
+
+#endif /* LOCKBATCH_PCP_IMPL_H */

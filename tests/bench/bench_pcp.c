@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/*
+ * bench_pcp: the lb_pcp fast path, an lb_pcp_alloc() + lb_pcp_free() pair
+ * on a warm slot (no back-end trip), for each tuner.
+ *
+ *   bench_pcp [--json] [--tuner NAME] [--cpu0] [PAIRS]
+ *
+ * --cpu0 injects a CPU-id function returning 0 (a program that pins its
+ * threads), leaving out the rseq or sched_getcpu() lookup: valgrind does
+ * not support rseq, so under callgrind the default source is
+ * sched_getcpu() and its instructions would dominate the count.
+ *
+ * Prints ns per pair (wall time: noisy, compare within one run).
+ * `make bench-pcp-fastpath` runs it twice under callgrind with different
+ * PAIRS and divides the instruction difference by the pair difference,
+ * which cancels start-up and leaves instructions per pair.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <lockbatch/pcp.h>
+
+struct cell {
+	void *link[2];
+};
+
+static struct cell cells[64];
+
+static int be_alloc(void *ctx, unsigned int order, void **out, unsigned int n)
+{
+	unsigned int *next = ctx, i;
+
+	for (i = 0; i < n && *next < 64; i++)
+		out[i] = &cells[(*next)++];
+	return (int)i;
+}
+
+static void be_free(void *ctx, unsigned int order, void **objs, unsigned int n)
+{
+}
+
+static int inject_cpu;
+
+static int cpu0(void *arg)
+{
+	return 0;
+}
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static double run(enum lb_pcp_tuner t, unsigned long pairs)
+{
+	struct lb_pcp_conf c = { 0 };
+	struct lb_pcp *p;
+	unsigned int next = 0;
+	unsigned long i;
+	void *o;
+	double t0;
+
+	c.max_order = 3;
+	c.batch = 8;
+	c.high_min = 1024;
+	c.high_max = 4096;
+	c.tuner = t;
+	c.lock_kind = LB_LOCK_SPIN;
+	c.backend.alloc_bulk = be_alloc;
+	c.backend.free_bulk = be_free;
+	c.backend.ctx = &next;
+	if (inject_cpu)
+		c.cpu_fn = cpu0;
+	if (lb_pcp_create(&p, &c))
+		exit(1);
+	/* Warm: the slot holds objects, no later call reaches the back-end. */
+	if (lb_pcp_alloc(p, 0, &o) || lb_pcp_free(p, o, 0))
+		exit(1);
+	t0 = now_ns();
+	for (i = 0; i < pairs; i++) {
+		lb_pcp_alloc(p, 0, &o);
+		lb_pcp_free(p, o, 0);
+	}
+	t0 = now_ns() - t0;
+	lb_pcp_destroy(p);
+	return t0 / (double)pairs;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "tuner", required_argument, NULL, 't' },
+		{ "cpu0", no_argument, NULL, 'c' },
+		{ NULL, 0, NULL, 0 },
+	};
+	unsigned long pairs = 1000000;
+	int json = 0, only = -1, c, t, first = 1;
+
+	while ((c = getopt_long(argc, argv, "jt:c", opts, NULL)) != -1) {
+		if (c == 'c') {
+			inject_cpu = 1;
+		} else if (c == 'j') {
+			json = 1;
+		} else if (c == 't') {
+			only = lb_pcp_tuner_parse(optarg);
+			if (only < 0)
+				return 2;
+		} else {
+			return 2;
+		}
+	}
+	if (optind < argc)
+		pairs = strtoul(argv[optind], NULL, 0);
+	if (json)
+		printf("[");
+	else
+		printf("%-10s %12s %10s\n", "tuner", "pairs", "ns/pair");
+	for (t = 0; t < LB_PCP_TUNE_NR; t++) {
+		double ns;
+
+		if (only >= 0 && t != only)
+			continue;
+		ns = run((enum lb_pcp_tuner)t, pairs);
+		if (json)
+			printf("%s{\"tuner\":\"%s\",\"pairs\":%lu,\"ns_per_pair\":%.2f}",
+			       first ? "" : ",", lb_pcp_tuner_name(t), pairs, ns);
+		else
+			printf("%-10s %12lu %10.2f\n", lb_pcp_tuner_name(t), pairs, ns);
+		first = 0;
+	}
+	if (json)
+		printf("]\n");
+	return 0;
+}

@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/*
+ * lb_pcp property tests: random operation sequences from fixed seeds
+ * (LB_SEED replays one), checked after every operation against
+ *  - the test-only transcription of the 6.12 kernel code (prop_pcp_ref.h)
+ *    for the LINUX and COUNT_MIN tuners: same count, high, alloc_factor,
+ *    free_count, flags (and count_min) and the same number of back-end
+ *    lock holds;
+ *  - invariants for every tuner: high_min <= high <= high_max, a free
+ *    leaves count < high + (batch << 5), decay never frees below its own
+ *    high, no back-end hold above batch << 5 units, conservation.
+ */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+
+#include <lockbatch/pcp.h>
+#include "../common/prng.h"
+#include "../unit/test_pcp_backend.h"
+#include "prop_pcp_ref.h"
+
+#define NR_SLOTS 2
+#define MAX_LIVE 6000
+
+struct live {
+	void *obj;
+	unsigned int order;
+};
+
+struct run {
+	struct tb b;
+	struct tb_env env;
+	struct lb_pcp *p;
+	enum lb_pcp_tuner t;
+	struct per_cpu_pages ref[NR_SLOTS];
+	struct live live[MAX_LIVE];
+	unsigned int nr_live;
+	uint64_t live_units;
+	int batch, high_min, high_max;
+	uint64_t seed;
+};
+
+static void pick_sizes(struct run *r, struct lb_rng *g)
+{
+	static const int batches[] = { 1, 2, 7, 8, 31, 63 };
+
+	r->batch = batches[lb_rng_below(g, 6)];
+	r->high_min = r->batch * (int)(1 + lb_rng_below(g, 8));
+	if (lb_rng_below(g, 5) == 0)
+		r->high_min = (int)lb_rng_below(g, 3u * (unsigned)r->batch + 1);
+	r->high_max = lb_rng_below(g, 6) == 0 ? r->high_min :
+		      r->high_min + r->batch * (int)lb_rng_below(g, 64);
+}
+
+static void start(struct run *r, enum lb_pcp_tuner t, uint64_t seed,
+		  struct lb_rng *g)
+{
+	struct lb_pcp_conf c;
+	int i;
+
+	memset(r, 0, sizeof(*r));
+	r->t = t;
+	r->seed = seed;
+	pick_sizes(r, g);
+	cr_assert(eq(int, tb_init(&r->b, 4, 20000), 0));
+	tb_conf(&c, &r->b, &r->env, t, r->batch, r->high_min, r->high_max);
+	c.nr_slots = NR_SLOTS;
+	cr_assert(eq(int, lb_pcp_create(&r->p, &c), 0), LB_SEED_FMT,
+		  LB_SEED_ARGS(seed));
+	for (i = 0; i < NR_SLOTS; i++) {
+		struct per_cpu_pages *m = &r->ref[i];
+
+		m->batch = r->batch;
+		m->high_min = r->high_min;
+		m->high_max = r->high_max;
+		m->high = r->high_min;
+		m->nr_lists = 4;
+		m->count_min_patch = t == LB_PCP_TUNE_COUNT_MIN;
+	}
+}
+
+static void finish(struct run *r)
+{
+	unsigned int i;
+
+	for (i = 0; i < r->nr_live; i++)
+		lb_pcp_free(r->p, r->live[i].obj, r->live[i].order);
+	lb_pcp_drain_all(r->p);
+	cr_assert(eq(u64, tb_units_out(&r->b), 0), "objects lost " LB_SEED_FMT,
+		  LB_SEED_ARGS(r->seed));
+	cr_assert(eq(u64, r->b.errors, 0), "double return " LB_SEED_FMT,
+		  LB_SEED_ARGS(r->seed));
+	lb_pcp_destroy(r->p);
+	tb_fini(&r->b);
+}
+
+static bool models_kernel(enum lb_pcp_tuner t)
+{
+	return t == LB_PCP_TUNE_LINUX || t == LB_PCP_TUNE_COUNT_MIN;
+}
+
+static void check(struct run *r, int step, const char *op, bool was_free)
+{
+	struct lb_pcp_stats st;
+	long holds = 0;
+	int i;
+
+	lb_pcp_stats(r->p, &st, NULL, 0);
+	for (i = 0; i < NR_SLOTS; i++) {
+		struct lb_pcp_tune_state s;
+		struct per_cpu_pages *m = &r->ref[i];
+
+		lb_pcp_slot_state(r->p, (unsigned int)i, &s);
+		cr_assert(s.high >= s.high_min && s.high <= s.high_max,
+			  "step %d %s slot %d: high %d outside [%d, %d] "
+			  LB_SEED_FMT, step, op, i, s.high, s.high_min,
+			  s.high_max, LB_SEED_ARGS(r->seed));
+		if (was_free)
+			cr_assert(lt(int, s.count, s.high + (s.batch << 5)),
+				  "step %d slot %d " LB_SEED_FMT, step, i,
+				  LB_SEED_ARGS(r->seed));
+		cr_assert(ge(int, s.count, 0), LB_SEED_FMT, LB_SEED_ARGS(r->seed));
+		if (!models_kernel(r->t))
+			continue;
+		cr_assert(s.count == m->count && s.high == m->high &&
+			  s.alloc_factor == m->alloc_factor &&
+			  s.free_count == m->free_count && s.flags == m->flags,
+			  "step %d %s slot %d: cache count %d high %d af %d fc %d "
+			  "fl %d, kernel %d %d %d %d %d (batch %d, %d..%d) "
+			  LB_SEED_FMT, step, op, i, s.count, s.high,
+			  s.alloc_factor, s.free_count, s.flags, m->count,
+			  m->high, m->alloc_factor, m->free_count, m->flags,
+			  r->batch, r->high_min, r->high_max,
+			  LB_SEED_ARGS(r->seed));
+		if (m->count_min_patch)
+			cr_assert(eq(int, s.count_min, m->count_min),
+				  "step %d count_min " LB_SEED_FMT, step,
+				  LB_SEED_ARGS(r->seed));
+		holds += m->zone_lock_holds;
+	}
+	if (models_kernel(r->t))
+		cr_assert(eq(i64, (int64_t)st.backend_locks, holds),
+			  "step %d %s: back-end holds " LB_SEED_FMT, step, op,
+			  LB_SEED_ARGS(r->seed));
+	/* A hold may overshoot by less than one order-3 object, as the kernel. */
+	cr_assert(le(u64, st.total.max_hold_units, ((uint64_t)r->batch << 5) + 7),
+		  "step %d: hold of %llu units " LB_SEED_FMT, step,
+		  (unsigned long long)st.total.max_hold_units,
+		  LB_SEED_ARGS(r->seed));
+	/* Conservation: every unit out of the pool is live or cached. */
+	cr_assert(eq(u64, tb_units_out(&r->b), r->live_units + (uint64_t)st.total.count),
+		  "step %d %s: conservation " LB_SEED_FMT, step, op,
+		  LB_SEED_ARGS(r->seed));
+}
+
+static unsigned int pick_order(struct lb_rng *g, bool mixed)
+{
+	unsigned int x;
+
+	if (!mixed)
+		return 0;
+	x = lb_rng_below(g, 16);
+	return x < 10 ? 0 : x < 12 ? 1 : x < 14 ? 2 : 3;
+}
+
+static void run_seq(enum lb_pcp_tuner t, uint64_t seed, bool mixed, int steps)
+{
+	static struct run r;
+	struct lb_rng g;
+	int step;
+	/* Phases: bias toward allocating or freeing so high moves both ways. */
+	unsigned int bias = 50;
+
+	lb_rng_seed(&g, seed);
+	start(&r, t, seed, &g);
+	for (step = 0; step < steps; step++) {
+		unsigned int x = lb_rng_below(&g, 100);
+		int slot = (int)lb_rng_below(&g, NR_SLOTS);
+		const char *op;
+		bool was_free = false;
+
+		if (step % 500 == 0)
+			bias = 20 + lb_rng_below(&g, 60);
+		r.env.cpu = slot;
+		if (x < 2) {
+			struct lb_pcp_tune_state s0[NR_SLOTS], s1;
+			int todo_ref = 0, todo, i;
+
+			op = "decay";
+			for (i = 0; i < NR_SLOTS; i++) {
+				todo_ref |= decay_pcp_high(&r.ref[i]);
+				lb_pcp_slot_state(r.p, (unsigned)i, &s0[i]);
+			}
+			todo = lb_pcp_decay(r.p);
+			if (models_kernel(t))
+				cr_assert(eq(int, todo, todo_ref), "decay todo "
+					  LB_SEED_FMT, LB_SEED_ARGS(seed));
+			/*
+			 * Decay frees only what is above its new high; each
+			 * chunk may overshoot by less than one order-3 object,
+			 * as free_pcppages_bulk() does.
+			 */
+			for (i = 0; i < NR_SLOTS; i++) {
+				int over;
+
+				lb_pcp_slot_state(r.p, (unsigned)i, &s1);
+				over = s0[i].count > s1.high ?
+				       7 * ((s0[i].count - s1.high + r.batch - 1) /
+					    r.batch) : 0;
+				cr_assert(ge(int, s1.count,
+					     (s0[i].count < s1.high ? s0[i].count :
+					      s1.high) - over),
+					  "decay freed too much: %d -> %d, high %d "
+					  LB_SEED_FMT, s0[i].count, s1.count,
+					  s1.high, LB_SEED_ARGS(seed));
+			}
+		} else if (x < 3) {
+			op = "drain";
+			drain_pages_zone(&r.ref[slot]);
+			{
+				struct lb_pcp_tune_state s1;
+
+				lb_pcp_drain(r.p, slot);
+				lb_pcp_slot_state(r.p, (unsigned)slot, &s1);
+				cr_assert(eq(int, s1.count, 0), "drain left %d "
+					  LB_SEED_FMT, s1.count, LB_SEED_ARGS(seed));
+			}
+		} else if (x < 3 + bias && r.nr_live < MAX_LIVE) {
+			unsigned int o = pick_order(&g, mixed);
+			void *obj;
+
+			op = "alloc";
+			rmqueue_pcplist(&r.ref[slot], (int)o);
+			cr_assert(eq(int, lb_pcp_alloc(r.p, o, &obj), 0),
+				  LB_SEED_FMT, LB_SEED_ARGS(seed));
+			r.live[r.nr_live].obj = obj;
+			r.live[r.nr_live++].order = o;
+			r.live_units += 1u << o;
+		} else if (r.nr_live) {
+			unsigned int i = lb_rng_below(&g, r.nr_live);
+			struct live l = r.live[i];
+
+			op = "free";
+			r.live[i] = r.live[--r.nr_live];
+			r.live_units -= 1u << l.order;
+			free_unref_page_commit(&r.ref[slot], (int)l.order);
+			cr_assert(eq(int, lb_pcp_free(r.p, l.obj, l.order), 0));
+			was_free = true;
+		} else {
+			continue;
+		}
+		check(&r, step, op, was_free);
+	}
+	finish(&r);
+}
+
+static const uint64_t seeds[] = {
+	0x1, 0x5eed0004, 0xdecaf, 0xbadc0ffee, 0x600df00d, 0x12345678,
+	0xfeedface, 0x31415926,
+};
+
+static void run_all(enum lb_pcp_tuner t, bool mixed)
+{
+	uint64_t s;
+	unsigned int i;
+
+	if (lb_seed_from_env(&s)) {
+		run_seq(t, s, mixed, 3000);
+		return;
+	}
+	for (i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++)
+		run_seq(t, seeds[i], mixed, 3000);
+}
+
+Test(pcp_prop, linux_matches_kernel_order0)
+{
+	run_all(LB_PCP_TUNE_LINUX, false);
+}
+
+Test(pcp_prop, linux_matches_kernel_mixed_orders)
+{
+	run_all(LB_PCP_TUNE_LINUX, true);
+}
+
+Test(pcp_prop, count_min_matches_patched_kernel)
+{
+	run_all(LB_PCP_TUNE_COUNT_MIN, true);
+}
+
+Test(pcp_prop, fixed_invariants)
+{
+	run_all(LB_PCP_TUNE_FIXED, true);
+}
+
+Test(pcp_prop, adaptive_invariants)
+{
+	run_all(LB_PCP_TUNE_ADAPTIVE, true);
+}

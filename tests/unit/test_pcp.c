@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/*
+ * lb_pcp unit tests: creation and bad input, the LINUX refill and free
+ * rules on hand-computed numbers, drains, the injected clock and the decay
+ * thread, sizing.
+ */
+#include <errno.h>
+#include <sched.h>
+
+#include <lockbatch/pcp.h>
+#include "test_pcp_fixture.h"
+
+
+
+static uint64_t cached_units(void)
+{
+	struct lb_pcp_stats st;
+
+	lb_pcp_stats(p, &st, NULL, 0);
+	return (uint64_t)st.total.count;
+}
+
+TestSuite(pcp, .init = setup, .fini = teardown);
+
+Test(pcp, create_rejects_bad_conf)
+{
+	struct lb_pcp_conf c;
+	struct lb_pcp *q = NULL;
+
+	tb_conf(&c, &b, &env, LB_PCP_TUNE_LINUX, 0, 10, 100);
+	cr_assert(eq(int, lb_pcp_create(&q, &c), -EINVAL), "batch 0");
+	c.batch = LB_PCP_BATCH_MAX + 1;
+	cr_assert(eq(int, lb_pcp_create(&q, &c), -EINVAL), "batch too big");
+	c.batch = 8;
+	c.high_min = 200;
+	cr_assert(eq(int, lb_pcp_create(&q, &c), -EINVAL), "high_min > high_max");
+	c.high_min = -1;
+	cr_assert(eq(int, lb_pcp_create(&q, &c), -EINVAL), "negative high_min");
+	c.high_min = 10;
+	c.max_order = LB_PCP_MAX_ORDER + 1;
+	cr_assert(eq(int, lb_pcp_create(&q, &c), -EINVAL), "max_order");
+	c.max_order = 3;
+	c.tuner = LB_PCP_TUNE_NR;
+	cr_assert(eq(int, lb_pcp_create(&q, &c), -EINVAL), "tuner");
+	c.tuner = LB_PCP_TUNE_LINUX;
+	c.flags = 0x100;
+	cr_assert(eq(int, lb_pcp_create(&q, &c), -EINVAL), "flags");
+	c.flags = 0;
+	c.backend.free_bulk = NULL;
+	cr_assert(eq(int, lb_pcp_create(&q, &c), -EINVAL), "no free_bulk");
+	cr_assert(eq(int, lb_pcp_create(NULL, &c), -EINVAL));
+	cr_assert(eq(int, lb_pcp_create(&q, NULL), -EINVAL));
+	cr_assert(eq(ptr, q, NULL), "*p set on failure");
+	cr_assert(eq(int, lb_pcp_destroy(NULL), -EINVAL));
+}
+
+Test(pcp, bad_input_loses_nothing)
+{
+	void *o = NULL, *x;
+	uint64_t before;
+
+	make(LB_PCP_TUNE_LINUX, 8, 32, 256);
+	cr_assert(eq(int, lb_pcp_alloc(p, 0, &o), 0));
+	before = cached_units();
+	x = o;
+	cr_assert(eq(int, lb_pcp_alloc(p, 4, &x), -EINVAL), "order above max");
+	cr_assert(eq(ptr, x, o), "*out touched on error");
+	cr_assert(eq(int, lb_pcp_alloc(p, 0, NULL), -EINVAL));
+	cr_assert(eq(int, lb_pcp_alloc(NULL, 0, &x), -EINVAL));
+	cr_assert(eq(int, lb_pcp_free(p, NULL, 0), -EINVAL), "free NULL");
+	cr_assert(eq(int, lb_pcp_free(p, o, 4), -EINVAL), "free order above max");
+	cr_assert(eq(int, lb_pcp_free(NULL, o, 0), -EINVAL));
+	cr_assert(eq(u64, cached_units(), before), "state changed on error");
+	cr_assert(eq(int, lb_pcp_free(p, o, 0), 0));
+	cr_assert(eq(long, lb_pcp_drain(p, -1), -EINVAL));
+	cr_assert(eq(long, lb_pcp_drain_all(NULL), -EINVAL));
+	cr_assert(eq(int, lb_pcp_decay(NULL), -EINVAL));
+	cr_assert(eq(int, lb_pcp_stats(p, NULL, NULL, 1), -EINVAL));
+	lb_pcp_drain_all(p);
+	cr_assert(eq(u64, tb_units_out(&b), 0), "objects lost");
+}
+
+Test(pcp, debug_double_free_is_refused)
+{
+	struct lb_pcp_conf c;
+	void *o;
+
+	tb_conf(&c, &b, &env, LB_PCP_TUNE_LINUX, 8, 32, 256);
+	c.flags = LB_PCP_F_DEBUG;
+	cr_assert(eq(int, lb_pcp_create(&p, &c), 0));
+	cr_assert(eq(int, lb_pcp_alloc(p, 1, &o), 0));
+	cr_assert(eq(int, lb_pcp_free(p, o, 1), 0));
+	cr_assert(eq(int, lb_pcp_free(p, o, 1), -EEXIST), "double free accepted");
+	env.cpu = 1;
+	cr_assert(eq(int, lb_pcp_free(p, o, 1), -EEXIST),
+		  "double free from another slot accepted");
+	cr_assert(eq(int, state(0).count + state(1).count, 8),
+		  "count changed by refused free");
+	lb_pcp_drain_all(p);
+	cr_assert(eq(u64, tb_units_out(&b), 0));
+}
+
+/* kernel-6.12 notes §3.5: batch 63, high_min 640, high_max 16384. */
+Test(pcp, linux_refill_grows_high_and_factor)
+{
+	struct lb_pcp_tune_state s;
+	void *o[200];
+	int i;
+
+	make(LB_PCP_TUNE_LINUX, 63, 640, 16384);
+	cr_assert(eq(int, lb_pcp_alloc(p, 0, &o[0]), 0));
+	s = state(0);
+	cr_assert(eq(int, s.high, 703), "high after first refill");
+	cr_assert(eq(int, s.alloc_factor, 1));
+	cr_assert(eq(int, s.count, 62));
+	for (i = 1; i < 64; i++)
+		cr_assert(eq(int, lb_pcp_alloc(p, 0, &o[i]), 0));
+	s = state(0);
+	cr_assert(eq(int, s.high, 829), "second refill adds batch << 1");
+	cr_assert(eq(int, s.count, 126 - 1));
+	cr_assert(eq(u64, b.alloc_calls, 2));
+	for (i = 0; i < 64; i++)
+		cr_assert(eq(int, lb_pcp_free(p, o[i], 0), 0));
+	cr_assert(eq(int, state(0).alloc_factor, 0), "frees halve alloc_factor");
+}
+
+Test(pcp, fixed_keeps_high_and_flushes_a_batch)
+{
+	void *o[64];
+	int i;
+
+	make(LB_PCP_TUNE_FIXED, 8, 32, 256);
+	for (i = 0; i < 64; i++)
+		cr_assert(eq(int, lb_pcp_alloc(p, 0, &o[i]), 0));
+	cr_assert(eq(u64, b.alloc_calls, 8), "refills of exactly batch");
+	for (i = 0; i < 64; i++) {
+		cr_assert(eq(int, lb_pcp_free(p, o[i], 0), 0));
+		cr_assert(lt(int, state(0).count, 32));
+		cr_assert(eq(int, state(0).high, 32));
+	}
+}
+
+Test(pcp, order_weights_count_in_base_units)
+{
+	void *o;
+
+	make(LB_PCP_TUNE_LINUX, 16, 64, 1024);
+	cr_assert(eq(int, lb_pcp_alloc(p, 3, &o), 0));
+	/* 16 >> 3 = 2 objects of 8 units, one handed out. */
+	cr_assert(eq(int, state(0).count, 8));
+	cr_assert(eq(int, lb_pcp_free(p, o, 3), 0));
+	cr_assert(eq(int, state(0).count, 16));
+	cr_assert(eq(int, state(0).flags & LB_PCP_PREV_FREE_HIGH_ORDER,
+		     LB_PCP_PREV_FREE_HIGH_ORDER));
+}
+
+Test(pcp, backend_empty_gives_enomem)
+{
+	void *o = NULL;
+
+	make(LB_PCP_TUNE_LINUX, 8, 32, 256);
+	b.fail_next = 1;
+	cr_assert(eq(int, lb_pcp_alloc(p, 0, &o), -ENOMEM));
+	cr_assert(eq(ptr, o, NULL));
+	cr_assert(eq(int, lb_pcp_alloc(p, 0, &o), 0));
+}
+
+/* Case I of the kernel notes: one tick from high 16384, count 16000. */
+Test(pcp, decay_tick_batches_its_drain)
+{
+	struct lb_pcp_stats st;
+	struct lb_pcp_slot_stats ss[4];
+	struct lb_pcp_tune_state s;
+	static void *o[16000];
+	int i, d;
+
+	cr_assert(eq(int, lb_pcp_tune_init(&s, 63, 640, 16384, false), 0));
+	s.high = 16384;
+	s.count = 16000;
+	cr_assert(lb_pcp_tune_decay_step(LB_PCP_TUNE_LINUX, &s, &d));
+	cr_assert(eq(int, s.high, 14336));
+	cr_assert(eq(int, d, 1664));
+
+	make(LB_PCP_TUNE_LINUX, 63, 640, 16384);
+	env.cpu = 1;
+	for (i = 0; i < 16000; i++)
+		cr_assert(eq(int, lb_pcp_alloc(p, 0, &o[i]), 0));
+	for (i = 0; i < 16000; i++)
+		cr_assert(eq(int, lb_pcp_free(p, o[i], 0), 0));
+	lb_pcp_stats(p, NULL, ss, 4);
+	s = state(1);
+	lb_pcp_decay(p);
+	lb_pcp_stats(p, &st, ss, 4);
+	cr_assert(gt(u64, ss[1].decay_units, 0), "nothing to decay: count %d high %d",
+		  s.count, s.high);
+	cr_assert(le(u64, st.total.max_hold_units, 63 << 5));
+	cr_assert(eq(u64, ss[1].decay_units,
+		     (uint64_t)(s.count - state(1).count)));
+	cr_assert(eq(u64, ss[1].decay_drains,
+		     (ss[1].decay_units + 62) / 63), "holds of <= batch units");
+}
+
+Test(pcp, drain_returns_everything_in_chunks)
+{
+	struct lb_pcp_slot_stats ss[4];
+	static void *o[5000];
+	int i, n;
+
+	make(LB_PCP_TUNE_LINUX, 16, 64, 100000);
+	env.cpu = 3;
+	for (i = 0; i < 5000; i++)
+		cr_assert(eq(int, lb_pcp_alloc(p, 0, &o[i]), 0));
+	for (i = 0; i < 5000; i++)
+		cr_assert(eq(int, lb_pcp_free(p, o[i], 0), 0));
+	n = state(3).count;
+	cr_assert(gt(int, n, 512), "setup left %d", n);
+	cr_assert(eq(long, lb_pcp_drain(p, 7), n), "7 folds to 3");
+	lb_pcp_stats(p, NULL, ss, 4);
+	cr_assert(eq(int, state(3).count, 0));
+	cr_assert(le(u64, ss[3].max_hold_units, 16 << 5));
+	cr_assert(eq(u64, tb_units_out(&b), 0));
+}
+
+Test(pcp, tick_follows_the_injected_clock)
+{
+	struct lb_pcp_stats st;
+
+	make(LB_PCP_TUNE_LINUX, 8, 32, 256);
+	cr_assert(eq(int, lb_pcp_tick(p), 0), "decayed before an interval");
+	env.now = 999999999ull;
+	cr_assert(eq(int, lb_pcp_tick(p), 0));
+	env.now = 1000000000ull;
+	cr_assert(eq(int, lb_pcp_tick(p), 1));
+	cr_assert(eq(int, lb_pcp_tick(p), 0), "two decays in one interval");
+	env.now = 5000000000ull;
+	cr_assert(eq(int, lb_pcp_tick(p), 1), "one decay per call");
+	lb_pcp_stats(p, &st, NULL, 0);
+	cr_assert(eq(u64, st.ticks, 2));
+}
+
+Test(pcp, decay_thread_runs_on_the_injected_clock)
+{
+	struct lb_pcp_stats st;
+	int i;
+
+	make(LB_PCP_TUNE_LINUX, 8, 32, 256);
+	cr_assert(eq(int, lb_pcp_decay_thread_start(p), 0));
+	cr_assert(eq(int, lb_pcp_decay_thread_start(p), -EEXIST));
+	for (i = 1; i <= 3; i++) {
+		__atomic_store_n(&env.now, i * 1000000000ull, __ATOMIC_RELEASE);
+		do {
+			sched_yield();
+			lb_pcp_stats(p, &st, NULL, 0);
+		} while (st.ticks < (uint64_t)i);
+		cr_assert(eq(u64, st.ticks, (uint64_t)i), "one tick per interval");
+	}
+	cr_assert(eq(int, lb_pcp_decay_thread_stop(p), 0));
+	cr_assert(eq(int, lb_pcp_decay_thread_stop(p), -ENOENT));
+}
+
+Test(pcp, size_like_zone_batchsize_and_highsize)
+{
+	struct lb_pcp_size z;
+
+	/* 1 GiB of 4 KiB pages, low watermark 1280, 2 CPUs (notes §3.5). */
+	cr_assert(eq(int, lb_pcp_size(262144, 1280, 2, 256, &z), 0));
+	cr_assert(eq(int, z.batch, 63));
+	cr_assert(eq(int, z.high_min, 640));
+	cr_assert(eq(int, z.high_max, 16384));
+	/* This machine's Normal zone (/proc/zoneinfo): 6630 / 81920. */
+	cr_assert(eq(int, lb_pcp_size(1310720, 13261, 2, 256, &z), 0));
+	cr_assert(eq(int, z.batch, 63));
+	cr_assert(eq(int, z.high_min, 6630));
+	cr_assert(eq(int, z.high_max, 81920));
+	/* Tiny pool: batch 1, high at least 4 batches. */
+	cr_assert(eq(int, lb_pcp_size(100, 0, 4, 256, &z), 0));
+	cr_assert(eq(int, z.batch, 1));
+	cr_assert(eq(int, z.high_min, 4));
+	cr_assert(eq(int, lb_pcp_size(100, 0, 0, 256, &z), -EINVAL));
+	cr_assert(eq(int, lb_pcp_size(100, 0, 1, 256, NULL), -EINVAL));
+}
+
+Test(pcp, tuner_names_round_trip)
+{
+	int t;
+
+	for (t = 0; t < LB_PCP_TUNE_NR; t++)
+		cr_assert(eq(int, lb_pcp_tuner_parse(lb_pcp_tuner_name(t)), t));
+	cr_assert(eq(int, lb_pcp_tuner_parse("nope"), -EINVAL));
+	cr_assert(eq(int, lb_pcp_tuner_parse(NULL), -EINVAL));
+	cr_assert(eq(str, (char *)lb_pcp_tuner_name(LB_PCP_TUNE_NR), "invalid"));
+}
+
+Test(pcp, count_min_decays_only_idle_units)
+{
+	struct lb_pcp_tune_state l, c;
+	int d;
+
+	lb_pcp_tune_init(&l, 63, 640, 16384, false);
+	l.high = 10000;
+	l.count = 5000;
+	l.count_min = 300;	/* the slot went down to 300 units this tick */
+	c = l;
+	lb_pcp_tune_decay_step(LB_PCP_TUNE_LINUX, &l, &d);
+	cr_assert(eq(int, l.high, 10000 - 1250));
+	lb_pcp_tune_decay_step(LB_PCP_TUNE_COUNT_MIN, &c, &d);
+	cr_assert(eq(int, c.high, 10000 - 300), "decrease = min(count_min, high/5)");
+	cr_assert(eq(int, c.count_min, c.count), "count_min restarts at count");
+	c.count_min = 100000;
+	lb_pcp_tune_decay_step(LB_PCP_TUNE_COUNT_MIN, &c, &d);
+	cr_assert(eq(int, c.high, 9700 - 9700 / 5));
+}
+
+/* ADAPTIVE refills from a peer's surplus before the back-end. */
+Test(pcp, adaptive_refills_from_peer_slot)
+{
+	struct lb_pcp_stats st;
+	struct lb_pcp_slot_stats ss[4];
+	struct lb_lock_stats ls;
+	static void *o[600];
+	void *x;
+	int i;
+
+	make(LB_PCP_TUNE_ADAPTIVE, 8, 1024, 4096);
+	env.cpu = 1;
+	for (i = 0; i < 600; i++)
+		cr_assert(eq(int, lb_pcp_alloc(p, 0, &o[i]), 0));
+	for (i = 0; i < 600; i++)
+		cr_assert(eq(int, lb_pcp_free(p, o[i], 0), 0));
+	cr_assert(gt(int, state(1).count, 8), "setup: slot 1 holds %d",
+		  state(1).count);
+	lb_lock_stats(lb_pcp_backend_lock(p), &ls);
+	env.cpu = 2;
+	cr_assert(eq(int, lb_pcp_alloc(p, 0, &x), 0));
+	lb_pcp_stats(p, &st, ss, 4);
+	cr_assert(eq(u64, st.backend_locks, ls.acquisitions),
+		  "refill went to the back-end");
+	cr_assert(eq(u64, ss[2].steals, 1));
+	cr_assert(ge(int, state(1).count, 8), "peer left below one batch");
+	cr_assert(eq(int, lb_pcp_free(p, x, 0), 0));
+	/* LINUX never steals. */
+	lb_pcp_destroy(p);
+	make(LB_PCP_TUNE_LINUX, 8, 1024, 4096);
+	env.cpu = 1;
+	cr_assert(eq(int, lb_pcp_alloc(p, 0, &x), 0));
+	cr_assert(eq(int, lb_pcp_free(p, x, 0), 0));
+	env.cpu = 2;
+	cr_assert(eq(int, lb_pcp_alloc(p, 0, &x), 0));
+	lb_pcp_stats(p, &st, ss, 4);
+	cr_assert(eq(u64, ss[2].steals, 0));
+	cr_assert(eq(u64, ss[2].refills, 1));
+	cr_assert(eq(int, lb_pcp_free(p, x, 0), 0));
+}
