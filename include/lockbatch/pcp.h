@@ -34,7 +34,9 @@
  *
  * Lock order: slot lock, then back-end lock (the kernel's ``pcp->lock``
  * then ``zone->lock``). The back-end callbacks run with both held and must
- * not call into the same &struct lb_pcp.
+ * not call into the same &struct lb_pcp. An %LB_PCP_TUNE_ADAPTIVE refill
+ * also tries peer slot locks while holding its own; it never waits for
+ * one, so no cycle can form.
  *
  * Large drains release the back-end lock between chunks: decay frees at
  * most ``batch`` units per hold (decay_pcp_high(), "mm/page_alloc: Batch
@@ -504,8 +506,8 @@ int lb_pcp_alloc(struct lb_pcp *p, unsigned int order, void **out);
  *
  * Context: Any thread. Takes the slot lock; on a flush, the back-end lock.
  * Return: 0; %-EINVAL if @p or @obj is NULL or @order is above max_order;
- * %-EEXIST in debug mode if @obj is cached already. On error nothing
- * changed.
+ * in debug mode %-EEXIST if @obj is cached already, %-ENOMEM if the object
+ * set could not grow. On error nothing changed.
  */
 int lb_pcp_free(struct lb_pcp *p, void *obj, unsigned int order);
 
