@@ -216,8 +216,8 @@ int lb_pcp_tune_init(struct lb_pcp_tune_state *s, int batch, int high_min,
  * @t: The tuner.
  * @s: The state.
  *
- * Halves @s->free_count (rmqueue_pcplist()). Call before the refill
- * decision.
+ * Halves @s->free_count (rmqueue_pcplist()); %LB_PCP_TUNE_ADAPTIVE only
+ * while alloc_factor > 0. Call before the refill decision.
  *
  * Context: Pure; caller serialises access to @s.
  */
@@ -230,8 +230,11 @@ void lb_pcp_tune_alloc_start(enum lb_pcp_tuner t,
  * @s: The state; @s->high and @s->alloc_factor may change.
  * @order: The order whose list is empty.
  *
- * nr_pcp_alloc() for %LB_PCP_TUNE_LINUX and %LB_PCP_TUNE_COUNT_MIN. The
- * caller then adds ``got << order`` to @s->count itself.
+ * nr_pcp_alloc() for %LB_PCP_TUNE_LINUX and %LB_PCP_TUNE_COUNT_MIN;
+ * ``max(batch >> order, 2)`` for %LB_PCP_TUNE_FIXED; for
+ * %LB_PCP_TUNE_ADAPTIVE nr_pcp_alloc() with high raised by
+ * ``batch << grow_factor``. The caller then adds ``got << order`` to
+ * @s->count itself.
  *
  * Context: Pure; caller serialises access to @s.
  * Return: the number of order-@order objects to request (>= 1).
@@ -260,7 +263,9 @@ void lb_pcp_tune_alloc_done(enum lb_pcp_tuner t, struct lb_pcp_tune_state *s,
  *	@alloc_factor and @flags may change.
  * @order: The order of the freed object.
  *
- * free_unref_page_commit() with nr_pcp_high() and nr_pcp_free(). The
+ * free_unref_page_commit() with nr_pcp_high() and nr_pcp_free();
+ * %LB_PCP_TUNE_FIXED returns ``batch`` once count reaches high;
+ * %LB_PCP_TUNE_ADAPTIVE keeps alloc_factor unless free_count >= batch. The
  * caller then frees the returned number of units (whole objects, from the
  * freed order's list first) and subtracts what it freed from @s->count.
  *
