@@ -10,7 +10,9 @@
  * name ending in .xz is read through `xz -dc`). Per tuner it prints the
  * back-end lock acquisitions (trips), the units moved, the mean and peak
  * idle cached units (total count sampled at every tick), the decay holds,
- * and ratios against LINUX. A recorded trace also carries the kernel's own
+ * ratios against LINUX, refills served by a peer slot (ADAPTIVE; no
+ * back-end trip, one remote slot trylock), and the idle ratio against
+ * LINUX sampled every 4096 events instead of at ticks (idle-ev/lx). A recorded trace also carries the kernel's own
  * zone->lock holds, printed next to the LINUX replay.
  *
  * PCP_REPLAY_TRACE_TICKS=1 in the environment prints every slot's count,
@@ -46,8 +48,8 @@ struct trace {
 
 struct result {
 	enum lb_pcp_tuner t;
-	uint64_t trips, refills, flushes, decay_drains, moved;
-	double mean_idle;
+	uint64_t trips, refills, flushes, decay_drains, moved, steals;
+	double mean_idle, mean_idle_ev;
 	int64_t peak_idle;
 	uint64_t foreign, failed;
 };
@@ -264,8 +266,8 @@ static int replay(const struct trace *tr, enum lb_pcp_tuner t,
 	struct pool pl = { 0 };
 	struct lb_pcp *p;
 	void **obj;
-	double idle_sum = 0;
-	size_t i, ticks = 0;
+	double idle_sum = 0, ev_sum = 0;
+	size_t i, ticks = 0, samples = 0;
 	int err;
 
 	obj = calloc((size_t)tr->max_id + 1, sizeof(*obj));
@@ -291,6 +293,13 @@ static int replay(const struct trace *tr, enum lb_pcp_tuner t,
 		const struct ev *e = &tr->ev[i];
 
 		replay_cpu = e->cpu;
+		/* Also sample between ticks, so no tuner can look idle by
+		 * draining right at the sampling instants. */
+		if ((i & 4095) == 0) {
+			lb_pcp_stats(p, &st, NULL, 0);
+			ev_sum += (double)st.total.count;
+			samples++;
+		}
 		switch (e->op) {
 		case EV_TICK:
 			lb_pcp_decay(p);
@@ -335,9 +344,11 @@ static int replay(const struct trace *tr, enum lb_pcp_tuner t,
 	r->refills = st.total.refills;
 	r->flushes = st.total.flushes;
 	r->decay_drains = st.total.decay_drains;
+	r->steals = st.total.steals;
 	r->moved = st.total.refill_units + st.total.flush_units +
 		   st.total.decay_units + st.total.drain_units;
 	r->mean_idle = ticks ? idle_sum / (double)ticks : 0;
+	r->mean_idle_ev = samples ? ev_sum / (double)samples : 0;
 	lb_pcp_destroy(p);
 	pool_fini(&pl);
 	free(obj);
@@ -360,11 +371,11 @@ static const struct result *linux_of(const struct result *r, int n)
 }
 
 /* One tuner's figures, in the table's or the JSON's format. */
-#define ROW_TABLE "%s%-10s %10llu %8.3f %9llu %9llu %9llu %12llu %11.1f %11lld %9.3f\n"
+#define ROW_TABLE "%s%-10s %10llu %8.3f %9llu %9llu %9llu %12llu %11.1f %11lld %9.3f %8llu %9.3f\n"
 #define ROW_JSON "%s{\"tuner\":\"%s\",\"trips\":%llu,\"trips_vs_linux\":%.4f," \
 	"\"refills\":%llu,\"flushes\":%llu,\"decay_drains\":%llu," \
 	"\"units_moved\":%llu,\"mean_idle\":%.1f,\"peak_idle\":%lld," \
-	"\"idle_vs_linux\":%.4f}"
+	"\"idle_vs_linux\":%.4f,\"peer_refills\":%llu,\"idle_ev_vs_linux\":%.4f}"
 
 static void print_row(const struct result *r, const struct result *lx,
 		      bool json, const char *sep)
@@ -375,7 +386,9 @@ static void print_row(const struct result *r, const struct result *lx,
 	       (unsigned long long)r->decay_drains,
 	       (unsigned long long)r->moved, r->mean_idle,
 	       (long long)r->peak_idle,
-	       lx ? ratio(r->mean_idle, lx->mean_idle) : 0);
+	       lx ? ratio(r->mean_idle, lx->mean_idle) : 0,
+	       (unsigned long long)r->steals,
+	       lx ? ratio(r->mean_idle_ev, lx->mean_idle_ev) : 0);
 }
 
 static void print_table(const struct trace *tr, const struct result *r, int n)
@@ -386,9 +399,10 @@ static void print_table(const struct trace *tr, const struct result *r, int n)
 	printf("trace %s: %zu events, %zu ticks, %u CPUs, batch %d, high %d..%d\n",
 	       tr->name, tr->nr - tr->ticks, tr->ticks, tr->cpus, tr->batch,
 	       tr->high_min, tr->high_max);
-	printf("%-10s %10s %8s %9s %9s %9s %12s %11s %11s %9s\n", "tuner",
-	       "trips", "/linux", "refills", "flushes", "decay", "units-moved",
-	       "mean-idle", "peak-idle", "idle/lx");
+	printf("%-10s %10s %8s %9s %9s %9s %12s %11s %11s %9s %8s %9s\n",
+	       "tuner", "trips", "/linux", "refills", "flushes", "decay",
+	       "units-moved", "mean-idle", "peak-idle", "idle/lx", "peer",
+	       "idle-ev/lx");
 	for (i = 0; i < n; i++)
 		print_row(&r[i], lx, false, "");
 	if (tr->k_refill_holds || tr->k_drain_holds)

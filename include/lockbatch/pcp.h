@@ -34,7 +34,9 @@
  *
  * Lock order: slot lock, then back-end lock (the kernel's ``pcp->lock``
  * then ``zone->lock``). The back-end callbacks run with both held and must
- * not call into the same &struct lb_pcp.
+ * not call into the same &struct lb_pcp. An %LB_PCP_TUNE_ADAPTIVE refill
+ * also tries peer slot locks while holding its own; it never waits for
+ * one, so no cycle can form.
  *
  * Large drains release the back-end lock between chunks: decay frees at
  * most ``batch`` units per hold (decay_pcp_high(), "mm/page_alloc: Batch
@@ -214,8 +216,8 @@ int lb_pcp_tune_init(struct lb_pcp_tune_state *s, int batch, int high_min,
  * @t: The tuner.
  * @s: The state.
  *
- * Halves @s->free_count (rmqueue_pcplist()). Call before the refill
- * decision.
+ * Halves @s->free_count (rmqueue_pcplist()); %LB_PCP_TUNE_ADAPTIVE only
+ * while alloc_factor > 0. Call before the refill decision.
  *
  * Context: Pure; caller serialises access to @s.
  */
@@ -228,8 +230,11 @@ void lb_pcp_tune_alloc_start(enum lb_pcp_tuner t,
  * @s: The state; @s->high and @s->alloc_factor may change.
  * @order: The order whose list is empty.
  *
- * nr_pcp_alloc() for %LB_PCP_TUNE_LINUX and %LB_PCP_TUNE_COUNT_MIN. The
- * caller then adds ``got << order`` to @s->count itself.
+ * nr_pcp_alloc() for %LB_PCP_TUNE_LINUX and %LB_PCP_TUNE_COUNT_MIN;
+ * ``max(batch >> order, 2)`` for %LB_PCP_TUNE_FIXED; for
+ * %LB_PCP_TUNE_ADAPTIVE nr_pcp_alloc() with high raised by
+ * ``batch << grow_factor``. The caller then adds ``got << order`` to
+ * @s->count itself.
  *
  * Context: Pure; caller serialises access to @s.
  * Return: the number of order-@order objects to request (>= 1).
@@ -258,7 +263,9 @@ void lb_pcp_tune_alloc_done(enum lb_pcp_tuner t, struct lb_pcp_tune_state *s,
  *	@alloc_factor and @flags may change.
  * @order: The order of the freed object.
  *
- * free_unref_page_commit() with nr_pcp_high() and nr_pcp_free(). The
+ * free_unref_page_commit() with nr_pcp_high() and nr_pcp_free();
+ * %LB_PCP_TUNE_FIXED returns ``batch`` once count reaches high;
+ * %LB_PCP_TUNE_ADAPTIVE keeps alloc_factor unless free_count >= batch. The
  * caller then frees the returned number of units (whole objects, from the
  * freed order's list first) and subtracts what it freed from @s->count.
  *
@@ -504,8 +511,8 @@ int lb_pcp_alloc(struct lb_pcp *p, unsigned int order, void **out);
  *
  * Context: Any thread. Takes the slot lock; on a flush, the back-end lock.
  * Return: 0; %-EINVAL if @p or @obj is NULL or @order is above max_order;
- * %-EEXIST in debug mode if @obj is cached already. On error nothing
- * changed.
+ * in debug mode %-EEXIST if @obj is cached already, %-ENOMEM if the object
+ * set could not grow. On error nothing changed.
  */
 int lb_pcp_free(struct lb_pcp *p, void *obj, unsigned int order);
 

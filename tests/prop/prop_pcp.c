@@ -295,3 +295,57 @@ Test(pcp_prop, adaptive_invariants)
 {
 	run_all(LB_PCP_TUNE_ADAPTIVE, true);
 }
+
+/*
+ * The pure per-tick decision on random bare states, as a differential test
+ * against a kernel would call it: lb_pcp_tune_decay_step() must leave the
+ * state the transcribed decay_pcp_high() leaves (order-0 lists, so the
+ * drain is exact).
+ */
+static void decay_step_vs_kernel(enum lb_pcp_tuner t, uint64_t seed)
+{
+	struct lb_rng g;
+	int i;
+
+	lb_rng_seed(&g, seed);
+	for (i = 0; i < 20000; i++) {
+		struct lb_pcp_tune_state s;
+		struct per_cpu_pages m = { 0 };
+		int batch = 1 + (int)lb_rng_below(&g, 127);
+		int lo = (int)lb_rng_below(&g, 20000);
+		int hi = lo + (int)lb_rng_below(&g, 100000);
+		int drained;
+		bool todo;
+
+		lb_pcp_tune_init(&s, batch, lo, hi, false);
+		s.high = lo + (int)lb_rng_below(&g, (uint32_t)(hi - lo + 1));
+		s.count = (int)lb_rng_below(&g, (uint32_t)hi + 5000);
+		s.count_min = (int)lb_rng_below(&g, (uint32_t)s.count + 1);
+		m.batch = batch;
+		m.high_min = lo;
+		m.high_max = hi;
+		m.high = s.high;
+		m.count = s.count;
+		m.count_min = s.count_min;
+		m.lists[0] = s.count;
+		m.nr_lists = 1;
+		m.count_min_patch = t == LB_PCP_TUNE_COUNT_MIN;
+		todo = lb_pcp_tune_decay_step(t, &s, &drained);
+		cr_assert(todo == decay_pcp_high(&m) && s.high == m.high &&
+			  s.count == m.count,
+			  "%s case %d: high %d count %d, kernel %d %d "
+			  LB_SEED_FMT, lb_pcp_tuner_name(t), i, s.high, s.count,
+			  m.high, m.count, LB_SEED_ARGS(seed));
+		if (m.count_min_patch)
+			cr_assert(eq(int, s.count_min, m.count_min), LB_SEED_FMT,
+				  LB_SEED_ARGS(seed));
+	}
+}
+
+Test(pcp_prop, decay_step_matches_kernel_decay_pcp_high)
+{
+	uint64_t s = lb_test_seed(0xdeca7);
+
+	decay_step_vs_kernel(LB_PCP_TUNE_LINUX, s);
+	decay_step_vs_kernel(LB_PCP_TUNE_COUNT_MIN, s);
+}
