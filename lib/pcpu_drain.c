@@ -17,8 +17,6 @@
 #include "internal.h"
 #include "pcpu_impl.h"
 
-/* How often a drain follows a node that moved before giving up. */
-#define LBI_CHASE_MAX 8
 /* Re-reads of one slot by a forced pass. */
 #define LBI_FORCED_ROUNDS 4
 /* Slots whose drain_objs bitmap fits on the stack. */

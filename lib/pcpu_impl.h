@@ -84,6 +84,9 @@ int lbi_drain_slot(struct lb_pcpu *pc, unsigned int idx,
 		   enum lb_flush_cause cause);
 bool lbi_in_callback(void);
 
+/* How often a drain or settle follows a node that moved before giving up. */
+#define LBI_CHASE_MAX 8
+
 /* pcpu_drain.c */
 int lbi_node_check(const struct lb_pcpu *pc, const struct lb_node *n);
 int lbi_lock_node_slot(struct lb_pcpu *pc, struct lb_node *n);

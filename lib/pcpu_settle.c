@@ -94,7 +94,7 @@ static int settle(struct lb_pcpu *pc, void *obj, struct lb_node *n,
 		ck_pr_fence_load();
 		if (ck_pr_load_32(&n->slot)) {
 			/* Re-added between the two reads: decide again. */
-			if (++moves == 8)
+			if (++moves == LBI_CHASE_MAX)
 				return -EAGAIN;
 			continue;
 		}

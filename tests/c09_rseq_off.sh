@@ -25,10 +25,11 @@ for t in "$b"/tests/unit/* "$b"/tests/prop/* "$b"/tests/stress/*; do
 	*.o | *.log | *.trs | *.sh) continue ;;
 	esac
 	ran=$((ran + 1))
-	if "$t" >/dev/null 2>&1; then
+	if out=$("$t" 2>&1); then
 		echo "ok - $t"
 	else
-		echo "FAIL - $t"
+		echo "FAIL - $t; its last lines:"
+		printf '%s\n' "$out" | tail -n 15 | sed 's/^/    /'
 		fail=1
 	fi
 done

@@ -36,8 +36,12 @@
  * a back-end lock under a slot lock.
  *
  * Slot choice: the current CPU (glibc's rseq ``cpu_id``, else
- * sched_getcpu(); or the injected &lb_cpu_fn) modulo the slot count. The id
- * is a hint: the slot lock makes any choice correct.
+ * sched_getcpu(); or the injected &lb_cpu_fn) modulo the slot count; an
+ * unknown (negative) id selects slot 0. The id is a hint: the slot lock
+ * makes any choice correct, also when the thread migrates between calls.
+ * Slots belong to CPUs, not threads: a thread that exits leaves its cached
+ * objects in the slot, owned by it, until a later flush of that slot (the
+ * next add that fills it, a drain, destroy) commits them.
  *
  * References: the batch holds one reference on every object it caches; the
  * optional @get is called when an object enters a batch and @put once it

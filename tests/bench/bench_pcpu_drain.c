@@ -10,8 +10,14 @@
  * 2. lb_pcpu_settle() on a cached object (DRAINED: one slot flushed), on a
  *    committed one (SETTLED), and on a cached one someone else also holds
  *    (BUSY: nothing flushed).
- * 3. drain_all calls per pass with 8 threads calling it at once while two
- *    threads keep adding.
+ * 3. drain_all calls per pass with 8 threads, each adding a few objects on
+ *    its own slot and then calling drain_all (as lru_add_drain_all()
+ *    callers have pages of their own cached): with a back-end whose commit
+ *    is nearly free (a pass takes a few hundred ns: on a loaded machine
+ *    the callers hardly ever overlap), and with one whose commit sleeps
+ *    50 us (as lru_add_drain_all() sleeps in flush_work() waiting for the
+ *    per-CPU work items): callers then pile up behind a pass and share the
+ *    next one.
  *
  * Wall time per call: the median of clock_gettime() around each call (the
  * refill between calls is not timed; the median ignores the calls that
@@ -31,7 +37,7 @@
 #define NSLOTS 256
 #define PER_SLOT 8
 #define CALLERS 8
-#define ADDERS 2
+#define CALLER_OBJS 4
 
 struct bobj {
 	long ref;
@@ -60,11 +66,18 @@ static void be_unlock_fn(void *be)
 	lb_lock_release(be);
 }
 
+static uint64_t now_ns(void);
+static long commit_sleep_ns;	/* a commit that blocks, simulated */
+
 static void commit(void *be, void **o, unsigned int n)
 {
+	struct timespec ts = { 0, commit_sleep_ns };
+
 	(void)be;
 	(void)o;
 	committed += n;
+	if (commit_sleep_ns)
+		nanosleep(&ts, NULL);
 }
 
 static void get(void *o)
@@ -122,11 +135,15 @@ static void fill_all(void)
 		fill_slot(s);
 }
 
+struct coalesce {
+	unsigned long calls, passes, coalesced, slots_touched;
+	double touched_per_pass;
+};
+
 struct result {
 	double obj_full_ns, all_full_ns, all_one_ns;
 	double settle_drained_ns, settle_settled_ns, settle_busy_ns;
-	unsigned long calls, passes, coalesced, slots_touched;
-	double touched_per_pass;
+	struct coalesce fast, slow;
 };
 
 static void bench_drains(struct result *r, unsigned int reps)
@@ -202,51 +219,44 @@ static void bench_settle(struct result *r, unsigned int reps)
 	lb_pcpu_drain_all(pc);
 }
 
-static int stop;
 static unsigned int calls_each;
+static pthread_barrier_t go;
 
+/* Caller @arg owns slot arg * (NSLOTS / CALLERS) and its objects. */
 static void *caller(void *arg)
 {
-	unsigned int i;
+	unsigned int slot = (unsigned int)(uintptr_t)arg * (NSLOTS / CALLERS);
+	unsigned int i, j;
 
-	(void)arg;
-	for (i = 0; i < calls_each; i++)
+	cur_cpu = (int)slot;
+	pthread_barrier_wait(&go);
+	for (i = 0; i < calls_each; i++) {
+		for (j = 0; j < CALLER_OBJS; j++) {
+			struct bobj *o = &objs[slot * PER_SLOT + j];
+
+			lb_pcpu_add(pc, o, &o->node, 1);
+		}
 		lb_pcpu_drain_all(pc);
-	return NULL;
-}
-
-static void *adder(void *arg)
-{
-	unsigned int base = (unsigned int)(uintptr_t)arg, i = 0;
-
-	while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
-		struct bobj *o = &objs[(base + i * 7) % (NSLOTS * PER_SLOT)];
-
-		cur_cpu = (int)(i % NSLOTS);
-		lb_pcpu_add(pc, o, &o->node, 1);
-		i++;
 	}
 	return NULL;
 }
 
-static void bench_coalesce(struct result *r, unsigned int reps)
+static void bench_coalesce(struct coalesce *r, unsigned int calls,
+			   long sleep_ns)
 {
-	pthread_t c[CALLERS], a[ADDERS];
+	pthread_t c[CALLERS];
 	struct lb_pcpu_stats before, after;
 	unsigned int i;
 
-	calls_each = reps / 8 + 1;
-	stop = 0;
+	calls_each = calls / CALLERS + 1;
+	commit_sleep_ns = sleep_ns;
 	lb_pcpu_stats(pc, &before, NULL, 0);
-	for (i = 0; i < ADDERS; i++)
-		pthread_create(&a[i], NULL, adder, (void *)(uintptr_t)(i * 1000));
+	pthread_barrier_init(&go, NULL, CALLERS);
 	for (i = 0; i < CALLERS; i++)
-		pthread_create(&c[i], NULL, caller, NULL);
+		pthread_create(&c[i], NULL, caller, (void *)(uintptr_t)i);
 	for (i = 0; i < CALLERS; i++)
 		pthread_join(c[i], NULL);
-	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
-	for (i = 0; i < ADDERS; i++)
-		pthread_join(a[i], NULL);
+	pthread_barrier_destroy(&go);
 	lb_pcpu_stats(pc, &after, NULL, 0);
 	r->calls = after.drain.drain_all_calls - before.drain.drain_all_calls;
 	r->passes = after.drain.drain_all_passes - before.drain.drain_all_passes;
@@ -256,6 +266,24 @@ static void bench_coalesce(struct result *r, unsigned int reps)
 			   before.drain.drain_all_slots_touched;
 	r->touched_per_pass = r->passes ? (double)r->slots_touched / r->passes : 0;
 	lb_pcpu_drain_all(pc);
+	commit_sleep_ns = 0;
+}
+
+static void print_coalesce(const char *name, const struct coalesce *c)
+{
+	printf("  %-40s %8lu %8lu %10lu %10.2f %12.1f\n", name, c->calls,
+	       c->passes, c->coalesced,
+	       c->passes ? (double)c->calls / c->passes : 0, c->touched_per_pass);
+}
+
+static void json_coalesce(const char *name, const struct coalesce *c, int last)
+{
+	printf("  \"%s\": {\"callers\": %u, \"calls\": %lu, \"passes\": %lu, "
+	       "\"coalesced\": %lu, \"calls_per_pass\": %.3f, "
+	       "\"slots_touched_per_pass\": %.2f}%s\n",
+	       name, CALLERS, c->calls, c->passes, c->coalesced,
+	       c->passes ? (double)c->calls / c->passes : 0, c->touched_per_pass,
+	       last ? "" : ",");
 }
 
 static void print_table(const struct result *r)
@@ -274,10 +302,11 @@ static void print_table(const struct result *r)
 	       r->settle_drained_ns, r->settle_drained_ns / r->settle_settled_ns);
 	printf("%-44s %12.0f %9.1fx\n", "cached, another holder (BUSY, no flush)",
 	       r->settle_busy_ns, r->settle_busy_ns / r->settle_settled_ns);
-	printf("\ndrain_all with %u concurrent callers (+%u adders): %lu calls, %lu passes, "
-	       "%lu coalesced, %.2f calls/pass, %.1f slots touched/pass\n",
-	       CALLERS, ADDERS, r->calls, r->passes, r->coalesced,
-	       r->passes ? (double)r->calls / r->passes : 0, r->touched_per_pass);
+	printf("\ndrain_all, %u callers (add %u, drain_all)  %8s %8s %10s %10s %12s\n",
+	       CALLERS, CALLER_OBJS, "calls", "passes", "coalesced", "calls/pass",
+	       "slots/pass");
+	print_coalesce("back-end commit ~free", &r->fast);
+	print_coalesce("back-end commit sleeps 50 us", &r->slow);
 }
 
 static void print_json(const struct result *r)
@@ -289,10 +318,10 @@ static void print_json(const struct result *r)
 	       r->all_full_ns / r->obj_full_ns, r->all_one_ns / r->obj_full_ns);
 	printf(" \"settle_settled_ns\": %.1f, \"settle_drained_ns\": %.1f, \"settle_busy_ns\": %.1f,\n",
 	       r->settle_settled_ns, r->settle_drained_ns, r->settle_busy_ns);
-	printf(" \"coalesce\": {\"callers\": %u, \"calls\": %lu, \"passes\": %lu, \"coalesced\": %lu, "
-	       "\"calls_per_pass\": %.3f, \"slots_touched_per_pass\": %.2f}}\n",
-	       CALLERS, r->calls, r->passes, r->coalesced,
-	       r->passes ? (double)r->calls / r->passes : 0, r->touched_per_pass);
+	printf(" \"coalesce\": {\n");
+	json_coalesce("commit_free", &r->fast, 0);
+	json_coalesce("commit_sleeps_50us", &r->slow, 1);
+	printf(" }}\n");
 }
 
 int main(int argc, char **argv)
@@ -333,7 +362,8 @@ int main(int argc, char **argv)
 	memset(&r, 0, sizeof(r));
 	bench_drains(&r, reps);
 	bench_settle(&r, reps);
-	bench_coalesce(&r, reps);
+	bench_coalesce(&r.fast, reps, 0);
+	bench_coalesce(&r.slow, reps / 50 + 16, 50000);
 	if (json)
 		print_json(&r);
 	else
