@@ -498,7 +498,7 @@ enum lb_settle_result {
 };
 
 /**
- * define LB_PCPU_SETTLE_WAIT_NS - Longest wait for an in-flight flush in settle (10 ms).
+ * define LB_PCPU_SETTLE_WAIT_NS - Longest settle wait for a flush in progress (10 ms).
  *
  * A flush of the object's home slot that is between swap-out and @put
  * still holds the batch's reference while the node already reads "not
