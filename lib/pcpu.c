@@ -233,10 +233,43 @@ static enum lb_flush_cause add_cause(const struct lb_pcpu *pc,
 	return LB_FLUSH_WEIGHT;
 }
 
+/*
+ * The add asked for a flush: swap the batch out and commit it, or, for an
+ * add made by commit itself, queue it behind the outer flush. Out of line
+ * so the no-flush path keeps a small frame (the flush buffer is 500 bytes).
+ */
+static __attribute__((noinline)) int add_flush(struct lb_pcpu *pc,
+					       unsigned int idx, void *obj,
+					       struct lb_node *n,
+					       uint32_t weight, int rc)
+{
+	struct lbi_slot *s = &pc->slots[idx];
+	struct lbi_flushbuf buf;
+
+	if (lbi_unlikely(reentry.committing == pc)) {
+		/* Called from commit: the back-end lock may be ours already. */
+		if (reentry.nr_pending == LBI_PENDING_MAX) {
+			lbi_wbatch_unadd(&s->batch, weight);
+			ck_pr_store_32(&n->slot, 0);
+			lbi_spin_unlock(&s->lock);
+			if (pc->ops.put)
+				pc->ops.put(obj);
+			return -EAGAIN;
+		}
+		lbi_swap_out(pc, idx, &reentry.pending[reentry.nr_pending++],
+			     add_cause(pc, &s->batch, weight, rc));
+		lbi_spin_unlock(&s->lock);
+		return 1;
+	}
+	lbi_swap_out(pc, idx, &buf, add_cause(pc, &s->batch, weight, rc));
+	lbi_spin_unlock(&s->lock);
+	lbi_flush_buf(pc, &buf);
+	return 1;
+}
+
 int lb_pcpu_add(struct lb_pcpu *pc, void *obj, struct lb_node *n,
 		uint32_t weight)
 {
-	struct lbi_flushbuf buf;
 	struct lbi_slot *s;
 	unsigned int idx;
 	int rc;
@@ -257,10 +290,9 @@ int lb_pcpu_add(struct lb_pcpu *pc, void *obj, struct lb_node *n,
 	ck_pr_store_32(&n->owner, pc->id);
 	if (pc->ops.get)
 		pc->ops.get(obj);
+	/* No add counters here: lb_pcpu_stats() derives them. */
 	s->nodes[s->batch.nr] = n;
 	rc = lbi_wbatch_add(&s->batch, obj, weight);
-	s->st.adds++;
-	s->st.weight_added += weight;
 	/*
 	 * disabled is read under the slot lock: lb_pcpu_disable() raises it
 	 * and then takes every slot lock, so an add either runs before the
@@ -272,28 +304,7 @@ int lb_pcpu_add(struct lb_pcpu *pc, void *obj, struct lb_node *n,
 		lbi_spin_unlock(&s->lock);
 		return 0;
 	}
-
-	if (lbi_unlikely(reentry.committing == pc)) {
-		/* Called from commit: the back-end lock may be ours already. */
-		if (reentry.nr_pending == LBI_PENDING_MAX) {
-			lbi_wbatch_unadd(&s->batch, weight);
-			s->st.adds--;
-			s->st.weight_added -= weight;
-			ck_pr_store_32(&n->slot, 0);
-			lbi_spin_unlock(&s->lock);
-			if (pc->ops.put)
-				pc->ops.put(obj);
-			return -EAGAIN;
-		}
-		lbi_swap_out(pc, idx, &reentry.pending[reentry.nr_pending++],
-			     add_cause(pc, &s->batch, weight, rc));
-		lbi_spin_unlock(&s->lock);
-		return 1;
-	}
-	lbi_swap_out(pc, idx, &buf, add_cause(pc, &s->batch, weight, rc));
-	lbi_spin_unlock(&s->lock);
-	lbi_flush_buf(pc, &buf);
-	return 1;
+	return add_flush(pc, idx, obj, n, weight, rc);
 }
 
 int lbi_drain_slot(struct lb_pcpu *pc, unsigned int idx,
@@ -391,6 +402,9 @@ int lb_pcpu_stats(struct lb_pcpu *pc, struct lb_pcpu_stats *out,
 		one.nr_cached = s->batch.nr;
 		one.weight_cached = s->batch.weight;
 		lbi_spin_unlock(&s->lock);
+		/* Every add enters a batch, and leaves it only by a flush. */
+		one.adds = one.objs_flushed + one.nr_cached;
+		one.weight_added = one.weight_flushed + one.weight_cached;
 		if (i < nr)
 			slots[i] = one;
 		if (out) {

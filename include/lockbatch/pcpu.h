@@ -217,8 +217,11 @@ struct lb_pcpu_conf {
 
 /**
  * struct lb_pcpu_slot_stats - Counters of one slot (or their sum).
- * @adds: Successful lb_pcpu_add() calls.
- * @weight_added: Summed weight of those adds, in base units.
+ * @adds: Successful lb_pcpu_add() calls (derived: @objs_flushed +
+ *        @nr_cached, since every add enters a batch and leaves it only by
+ *        a flush; the add fast path keeps no counter of its own).
+ * @weight_added: Summed weight of those adds, in base units (derived the
+ *                same way).
  * @flushes: Non-empty flushes, by &enum lb_flush_cause.
  * @objs_flushed: Objects handed to the back-end by flushes.
  * @weight_flushed: Their summed weight, in base units.
