@@ -9,12 +9,7 @@
 prog=$1
 shift
 case $prog in
-*unit/*|*prop/*)
-	# The runner's own leaks are not ours (see lsan-criterion.supp).
-	supp="suppressions=$(dirname "$0")/lsan-criterion.supp"
-	LSAN_OPTIONS="$supp:fast_unwind_on_malloc=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
-	export LSAN_OPTIONS
-	"$prog" --tap "$@" ;;
+*unit/*|*prop/*) "$prog" --tap "$@" ;;
 *) "$prog" "$@" ;;
 esac
 rc=$?
