@@ -16,8 +16,9 @@ base=$1
 patched=$2
 cmd=${3:-}
 
+# The console interleaves firmware escape sequences with the first line.
 clean() {
-	tr -d '\r' < "$1" | grep '^VMTEST '
+	tr -d '\r' < "$1" | sed -n 's/^.*\(VMTEST .*\)$/\1/p'
 }
 
 tmp=$(mktemp -d)
