@@ -155,7 +155,7 @@ kselftest totals line. \`_16K\` runs have 16K mTHP enabled for anonymous
 memory; \`gup_test_L\` is \`gup_test -L -m 64 -n 512 -t\` (longterm pins,
 which migrate folios out of ZONE_MOVABLE). split_huge_page_test runs for
 at most 200 s: its anonymous, zero-page, PTE-mapped and tmpfs THP splits
-(tests 1-4) run first, while its nine pagecache-to-order
+(its first three tests) run first, while its nine pagecache-to-order
 subtests write a 4 MiB file one byte per write() (minutes each under TCG)
 and skip on tmpfs anyway; it counts as passed when it printed only "ok"
 lines before the limit.
