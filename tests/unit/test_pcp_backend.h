@@ -120,7 +120,8 @@ static inline uint64_t tb_units_out(const struct tb *b)
 	uint64_t u = 0;
 	unsigned int o;
 
-	for (o = 0; o < b->nr_orders; o++)
+	/* TB_ORDERS bound too: GCC's -Warray-bounds cannot see nr_orders's. */
+	for (o = 0; o < b->nr_orders && o < TB_ORDERS; o++)
 		u += (uint64_t)(b->per_order - b->top[o]) << o;
 	return u;
 }
