@@ -82,25 +82,6 @@ static inline void lbi_spin_unlock(ck_spinlock_fas_t *l)
 	ck_spinlock_fas_unlock(l);
 }
 
-/* Memory-ordering helpers with TSan-visible happens-before edges. */
-static inline void lbi_store_release_u32(uint32_t *p, uint32_t v)
-{
-	lbi_tsan_release(p);
-	/* Orders every earlier store before the flag becomes visible. */
-	ck_pr_fence_store();
-	ck_pr_store_32(p, v);
-}
-
-static inline uint32_t lbi_load_acquire_u32(const uint32_t *p)
-{
-	uint32_t v = ck_pr_load_32(p);
-
-	/* Pairs with the fence in lbi_store_release_u32(). */
-	ck_pr_fence_load();
-	lbi_tsan_acquire(p);
-	return v;
-}
-
 static inline uint64_t lbi_now_ns(void)
 {
 	struct timespec ts;

@@ -31,11 +31,6 @@ static inline int lbi_clamp(int v, int lo, int hi)
 	return v >= hi ? hi : (v <= lo ? lo : v);
 }
 
-static inline bool lbi_tune_is_auto(enum lb_pcp_tuner t)
-{
-	return t != LB_PCP_TUNE_FIXED;
-}
-
 static inline void lbi_tune_alloc_start(enum lb_pcp_tuner t,
 					struct lb_pcp_tune_state *s)
 {

@@ -72,9 +72,7 @@ struct lbi_flushbuf {
 	unsigned int slot;
 	unsigned int epoch;		/* which epoch_inflight counts it */
 	unsigned int nr;
-	uint32_t weight;
-	void *objs[LB_WBATCH_MAX];
-	struct lb_node *nodes[LB_WBATCH_MAX];
+	void *objs[LB_WBATCH_MAX];	/* nodes are not kept: after @put they may be gone */
 };
 
 void lbi_swap_out(struct lb_pcpu *pc, unsigned int idx,
