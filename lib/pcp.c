@@ -14,18 +14,35 @@
 #include "pcp_impl.h"
 #include "pcp_tune.h"
 
+/* lb_lock owns the list of lock kinds: ask it rather than copy the list. */
+static int check_lock_kind(enum lb_lock_kind kind)
+{
+	struct lb_lock l;
+	int err = lb_lock_init(&l, kind, NULL);
+
+	if (!err)
+		lb_lock_destroy(&l);
+	return err;
+}
+
+/* The fields in declaration order; &struct lb_pcp_conf documents each. */
 static int check_conf(const struct lb_pcp_conf *c)
 {
+	if (c->nr_slots > LB_PCP_MAX_SLOTS || c->max_order > LB_PCP_MAX_ORDER)
+		return -EINVAL;
+	if (c->batch < 1 || c->batch > LB_PCP_BATCH_MAX)
+		return -EINVAL;
+	if (c->high_min < 0 || c->high_min > c->high_max ||
+	    c->high_max > LB_PCP_HIGH_MAX)
+		return -EINVAL;
+	if ((unsigned int)c->tuner >= LB_PCP_TUNE_NR ||
+	    (c->flags & ~(LB_PCP_F_DEBUG | LB_PCP_F_FREE_HIGH_BATCH)))
+		return -EINVAL;
+	if (check_lock_kind(c->lock_kind))
+		return -EINVAL;
 	if (!c->backend.alloc_bulk || !c->backend.free_bulk)
 		return -EINVAL;
-	if (c->batch < 1 || c->batch > LB_PCP_BATCH_MAX || c->high_min < 0 ||
-	    c->high_min > c->high_max)
-		return -EINVAL;
-	if (c->max_order > LB_PCP_MAX_ORDER ||
-	    (unsigned int)c->tuner >= LB_PCP_TUNE_NR ||
-	    (c->flags & ~(LB_PCP_F_DEBUG | LB_PCP_F_FREE_HIGH_BATCH)) ||
-	    c->nr_slots > LB_PCP_MAX_SLOTS ||
-	    (c->lock_kind != LB_LOCK_SPIN && c->lock_kind != LB_LOCK_MUTEX))
+	if (c->expire > LB_PCP_EXPIRE_MAX)
 		return -EINVAL;
 	return 0;
 }
@@ -92,6 +109,7 @@ int lb_pcp_create(struct lb_pcp **pp, const struct lb_pcp_conf *c)
 	p->clock_arg = c->clock_arg;
 	p->interval_ns = c->decay_interval_ns ? c->decay_interval_ns :
 						LB_PCP_DECAY_INTERVAL_NS;
+	p->expire = c->expire ? c->expire : LB_PCP_EXPIRE_DEFAULT;
 	err = lb_lock_init(&p->lock, c->lock_kind, "pcp-backend");
 	if (err)
 		goto out_free;
@@ -192,7 +210,31 @@ static int steal(struct lb_pcp *p, struct lbi_pcp_slot *sl,
 	return 0;
 }
 
-/* rmqueue_bulk(): one back-end hold; the new objects go to the cold end. */
+/*
+ * Debug mode: cache what a refill brought unless it is cached already. Such
+ * an object was freed twice and its first copy came back from the
+ * back-end; the cached copy stands for it, so this one is dropped (the
+ * object stays counted once) and never handed out.
+ */
+static int dbg_keep(struct lb_pcp *p, struct lbi_pcp_slot *sl, int got, int n)
+{
+	int i, kept = 0;
+
+	for (i = 0; i < got; i++) {
+		if (lbi_pcp_dbg_add_reserved(p->dbg, sl->buf[i])) {
+			sl->st.double_frees++;
+			continue;
+		}
+		sl->buf[kept++] = sl->buf[i];
+	}
+	lbi_pcp_dbg_unreserve(p->dbg, (unsigned int)(n - got));
+	return kept;
+}
+
+/*
+ * rmqueue_bulk(): one back-end hold; the new objects go to the cold end.
+ * Every hold counts as a refill, whatever it brought.
+ */
 static int refill(struct lb_pcp *p, struct lbi_pcp_slot *sl,
 		  unsigned int order)
 {
@@ -207,23 +249,43 @@ static int refill(struct lb_pcp *p, struct lbi_pcp_slot *sl,
 		if (got)
 			return got;
 	}
+	if (p->dbg && lbi_pcp_dbg_reserve(p->dbg, (unsigned int)n))
+		return 0;
 	lb_lock_acquire(&p->lock);
 	got = p->be.alloc_bulk(p->be.ctx, order, sl->buf, (unsigned int)n);
 	lb_lock_release(&p->lock);
-	if (got <= 0)
-		return 0;
-	if (got > n)
-		got = n;
-	for (i = 0; i < got; i++) {
-		if (p->dbg)
-			lbi_pcp_dbg_add(p->dbg, sl->buf[i]);
-		cds_list_add_tail((struct cds_list_head *)sl->buf[i], head);
-	}
-	sl->ts.count += got << order;
 	sl->st.refills++;
+	got = got < 0 ? 0 : got > n ? n : got;
+	if (p->dbg)
+		got = dbg_keep(p, sl, got, n);
+	for (i = 0; i < got; i++)
+		cds_list_add_tail((struct cds_list_head *)sl->buf[i], head);
+	sl->ts.count += got << order;
 	sl->st.refill_units += (uint64_t)got << order;
 	note_hold(sl, got << order);
 	return got;
+}
+
+/*
+ * __alloc_pages_direct_reclaim(): after a failed attempt, drain_all_pages()
+ * and try once more. Objects sit in other slots (a thread that left, a
+ * peer's last batch under ADAPTIVE) while the back-end is empty. The slot
+ * lock is dropped while the others are drained: two slots never nest.
+ */
+static int refill_retry(struct lb_pcp *p, struct lbi_pcp_slot *sl,
+			unsigned int order)
+{
+	unsigned int i;
+
+	lbi_spin_unlock(&sl->lock);
+	for (i = 0; i < p->nr_slots; i++)
+		lbi_pcp_drain_slot(p, &p->slots[i]);
+	lbi_spin_lock(&sl->lock);
+	sl->st.retries++;
+	/* A free may have refilled the list meanwhile. */
+	if (!cds_list_empty(&sl->lists[order]))
+		return 1;
+	return refill(p, sl, order);
 }
 
 /* Pop the hot end of a non-empty list (__rmqueue_pcplist()). */
@@ -245,11 +307,13 @@ static __attribute__((noinline)) int alloc_slow(struct lb_pcp *p,
 {
 	void *obj;
 
-	if (cds_list_empty(&sl->lists[order]) && !refill(p, sl, order)) {
+	if (cds_list_empty(&sl->lists[order]) && !refill(p, sl, order) &&
+	    !refill_retry(p, sl, order)) {
 		lbi_spin_unlock(&sl->lock);
 		return -ENOMEM;
 	}
 	obj = pop(p, sl, order);
+	/* Every cached object was added (dbg_keep(), free_slow()). */
 	if (p->dbg)
 		lbi_pcp_dbg_del(p->dbg, obj);
 	lbi_spin_unlock(&sl->lock);
@@ -275,7 +339,12 @@ int lb_pcp_alloc(struct lb_pcp *p, unsigned int order, void **out)
 	return 0;
 }
 
-/* A free that may flush, or debug mode. */
+/*
+ * A free that may flush, or debug mode. The tuner decides the flush; a
+ * free never leaves the slot above high: with high == batch, nr_pcp_free()
+ * asks for clamp(free_count, batch, 0) = 0 units and the slot would grow
+ * for ever, so at least the excess goes.
+ */
 static __attribute__((noinline)) int free_slow(struct lb_pcp *p,
 					       struct lbi_pcp_slot *sl,
 					       void *obj, unsigned int order)
@@ -286,6 +355,8 @@ static __attribute__((noinline)) int free_slow(struct lb_pcp *p,
 		int err = lbi_pcp_dbg_add(p->dbg, obj);
 
 		if (err) {
+			if (err == -EEXIST)
+				sl->st.double_frees++;
 			lbi_spin_unlock(&sl->lock);
 			return err;
 		}
@@ -293,6 +364,8 @@ static __attribute__((noinline)) int free_slow(struct lb_pcp *p,
 	cds_list_add((struct cds_list_head *)obj, &sl->lists[order]);
 	sl->st.frees++;
 	n = lbi_tune_free(p->tuner, &sl->ts, order);
+	if (n < sl->ts.count - sl->ts.high)
+		n = sl->ts.count - sl->ts.high;
 	if (n > 0)
 		lbi_pcp_release(p, sl, n, order, p->chunk, LBI_PCP_FLUSH);
 	lbi_spin_unlock(&sl->lock);
@@ -303,7 +376,8 @@ int lb_pcp_free(struct lb_pcp *p, void *obj, unsigned int order)
 {
 	struct lbi_pcp_slot *sl;
 
-	if (lbi_unlikely(!p || !obj || order > p->max_order))
+	if (lbi_unlikely(!p || !obj || order > p->max_order ||
+			 ((uintptr_t)obj & (sizeof(void *) - 1))))
 		return -EINVAL;
 	sl = this_slot(p);
 	lbi_spin_lock(&sl->lock);
@@ -316,13 +390,34 @@ int lb_pcp_free(struct lb_pcp *p, void *obj, unsigned int order)
 	return 0;
 }
 
+/* Each back-end hold is counted once, under the cause that took it. */
+static void count_hold(struct lbi_pcp_slot *sl, enum lbi_pcp_cause cause,
+		       int freed)
+{
+	switch (cause) {
+	case LBI_PCP_FLUSH:
+		sl->st.flushes++;
+		sl->st.flush_units += (uint64_t)freed;
+		break;
+	case LBI_PCP_DECAY:
+		sl->st.decay_drains++;
+		sl->st.decay_units += (uint64_t)freed;
+		break;
+	case LBI_PCP_DRAIN:
+		sl->st.drains++;
+		sl->st.drain_units += (uint64_t)freed;
+		break;
+	}
+	note_hold(sl, freed);
+}
+
 /*
  * free_pcppages_bulk() for one back-end hold: whole objects from the cold
  * ends of the lists, round-robin over orders starting at @order, until
  * @units are freed (the last object may overshoot, as in the kernel).
  */
 static int release_hold(struct lb_pcp *p, struct lbi_pcp_slot *sl, int units,
-			unsigned int order)
+			unsigned int order, enum lbi_pcp_cause cause)
 {
 	int freed = 0, o = (int)order - 1, nr_lists = (int)p->max_order + 1;
 
@@ -346,6 +441,7 @@ static int release_hold(struct lb_pcp *p, struct lbi_pcp_slot *sl, int units,
 			struct cds_list_head *node = head->prev;
 
 			cds_list_del(node);
+			/* Cannot fail: every cached object was added. */
 			if (p->dbg)
 				lbi_pcp_dbg_del(p->dbg, node);
 			sl->buf[nr++] = node;
@@ -356,7 +452,7 @@ static int release_hold(struct lb_pcp *p, struct lbi_pcp_slot *sl, int units,
 		p->be.free_bulk(p->be.ctx, (unsigned int)o, sl->buf, nr);
 	}
 	lb_lock_release(&p->lock);
-	note_hold(sl, freed);
+	count_hold(sl, cause, freed);
 	return freed;
 }
 
@@ -372,24 +468,8 @@ long lbi_pcp_release(struct lb_pcp *p, struct lbi_pcp_slot *sl, int units,
 
 	while (units > 0 && sl->ts.count > 0) {
 		int n = units < chunk ? units : chunk;
-		int freed = release_hold(p, sl, n, order);
-
-		total += freed;
+		total += release_hold(p, sl, n, order, cause);
 		units -= n;
-		switch (cause) {
-		case LBI_PCP_FLUSH:
-			sl->st.flushes++;
-			sl->st.flush_units += (uint64_t)freed;
-			break;
-		case LBI_PCP_DECAY:
-			sl->st.decay_drains++;
-			sl->st.decay_units += (uint64_t)freed;
-			break;
-		case LBI_PCP_DRAIN:
-			sl->st.drains++;
-			sl->st.drain_units += (uint64_t)freed;
-			break;
-		}
 	}
 	return total;
 }

@@ -18,6 +18,7 @@ struct lbi_pcp_dbg {
 	uintptr_t *tab;		/* 0 = empty */
 	size_t cap;		/* power of two */
 	size_t nr;
+	size_t reserved;	/* room promised to refills in progress */
 };
 
 static size_t hash(uintptr_t k, size_t cap)
@@ -79,26 +80,69 @@ static int grow(struct lbi_pcp_dbg *d)
 	return 0;
 }
 
+/* Keep the table at most half full, counting the reservations. */
+static int make_room(struct lbi_pcp_dbg *d, size_t n)
+{
+	while ((d->nr + d->reserved + n) * 2 > d->cap)
+		if (grow(d))
+			return -ENOMEM;
+	return 0;
+}
+
+/* Insert @k unless present; the caller made room. */
+static int insert(struct lbi_pcp_dbg *d, uintptr_t k)
+{
+	size_t i = find(d, k);
+
+	if (d->tab[i])
+		return -EEXIST;
+	d->tab[i] = k;
+	d->nr++;
+	return 0;
+}
+
 int lbi_pcp_dbg_add(struct lbi_pcp_dbg *d, const void *obj)
 {
 	uintptr_t k = (uintptr_t)obj;
-	int err = 0;
-	size_t i;
+	int err;
 
 	pthread_mutex_lock(&d->mu);
-	if ((d->nr + 1) * 2 > d->cap)
-		err = grow(d);
-	if (!err) {
-		i = find(d, k);
-		if (d->tab[i]) {
-			err = -EEXIST;
-		} else {
-			d->tab[i] = k;
-			d->nr++;
-		}
-	}
+	/* A double free is reported as such even when memory is short. */
+	err = d->tab[find(d, k)] ? -EEXIST : make_room(d, 1);
+	if (!err)
+		err = insert(d, k);
 	pthread_mutex_unlock(&d->mu);
 	return err;
+}
+
+int lbi_pcp_dbg_reserve(struct lbi_pcp_dbg *d, unsigned int n)
+{
+	int err;
+
+	pthread_mutex_lock(&d->mu);
+	err = make_room(d, n);
+	if (!err)
+		d->reserved += n;
+	pthread_mutex_unlock(&d->mu);
+	return err;
+}
+
+int lbi_pcp_dbg_add_reserved(struct lbi_pcp_dbg *d, const void *obj)
+{
+	int err;
+
+	pthread_mutex_lock(&d->mu);
+	d->reserved--;
+	err = insert(d, (uintptr_t)obj);
+	pthread_mutex_unlock(&d->mu);
+	return err;
+}
+
+void lbi_pcp_dbg_unreserve(struct lbi_pcp_dbg *d, unsigned int n)
+{
+	pthread_mutex_lock(&d->mu);
+	d->reserved -= n;
+	pthread_mutex_unlock(&d->mu);
 }
 
 int lbi_pcp_dbg_del(struct lbi_pcp_dbg *d, const void *obj)

@@ -24,7 +24,7 @@ uint64_t lbi_pcp_now(struct lb_pcp *p)
  * chunk, so objects freed while the drain runs are drained too and the
  * loop ends only when the slot was seen empty.
  */
-static long drain_slot(struct lb_pcp *p, struct lbi_pcp_slot *sl)
+long lbi_pcp_drain_slot(struct lb_pcp *p, struct lbi_pcp_slot *sl)
 {
 	long total = 0;
 	int count;
@@ -46,7 +46,7 @@ long lb_pcp_drain(struct lb_pcp *p, int cpu)
 {
 	if (!p || cpu < 0)
 		return -EINVAL;
-	return drain_slot(p, &p->slots[(unsigned int)cpu % p->nr_slots]);
+	return lbi_pcp_drain_slot(p, &p->slots[(unsigned int)cpu % p->nr_slots]);
 }
 
 long lb_pcp_drain_all(struct lb_pcp *p)
@@ -57,14 +57,36 @@ long lb_pcp_drain_all(struct lb_pcp *p)
 	if (!p)
 		return -EINVAL;
 	for (i = 0; i < p->nr_slots; i++)
-		total += drain_slot(p, &p->slots[i]);
+		total += lbi_pcp_drain_slot(p, &p->slots[i]);
 	return total;
+}
+
+/*
+ * Slot expiry (refresh_cpu_vm_stats()'s pcp->expire): true once nobody
+ * allocated from or freed into the slot for p->expire whole periods. The
+ * allocs and frees counters tell, so the hot paths pay nothing for it.
+ */
+static bool slot_expired(struct lb_pcp *p, struct lbi_pcp_slot *sl)
+{
+	uint64_t ops = sl->st.allocs + sl->st.frees;
+
+	if (ops != sl->last_ops) {
+		sl->last_ops = ops;
+		sl->idle = 0;
+		return false;
+	}
+	if (sl->idle < p->expire)
+		sl->idle++;
+	return sl->idle >= p->expire;
 }
 
 /*
  * decay_pcp_high() with the 2025 batching: decide under the slot lock,
  * then free to_drain in chunks of batch, taking the slot lock (and one
  * back-end hold) per chunk so the owner is never held off for long.
+ * lb_pcp adds two bounds: high never stays above high_max (the kernel's
+ * max3() can leave it at count - (batch << 5)), and an expired slot
+ * drains to zero.
  */
 static bool decay_slot(struct lb_pcp *p, struct lbi_pcp_slot *sl)
 {
@@ -73,6 +95,16 @@ static bool decay_slot(struct lb_pcp *p, struct lbi_pcp_slot *sl)
 
 	lbi_spin_lock(&sl->lock);
 	todo = lbi_tune_decay(p->tuner, &sl->ts, &to_drain);
+	if (sl->ts.high > sl->ts.high_max) {
+		sl->ts.high = sl->ts.high_max;
+		to_drain = sl->ts.count - sl->ts.high;
+	}
+	if (slot_expired(p, sl) && sl->ts.count > 0) {
+		to_drain = sl->ts.count;
+		sl->st.expiries++;
+	}
+	if (to_drain > 0)
+		todo = true;
 	batch = sl->ts.batch;
 	while (to_drain > 0) {
 		int n = to_drain < batch ? to_drain : batch;
@@ -212,6 +244,9 @@ static void add_stats(struct lb_pcp_slot_stats *t,
 	t->drain_units += s->drain_units;
 	t->steals += s->steals;
 	t->steal_units += s->steal_units;
+	t->retries += s->retries;
+	t->expiries += s->expiries;
+	t->double_frees += s->double_frees;
 	if (s->max_hold_units > t->max_hold_units)
 		t->max_hold_units = s->max_hold_units;
 	t->count += s->count;

@@ -35,6 +35,8 @@ struct lbi_pcp_slot {
 	struct cds_list_head lists[LB_PCP_MAX_ORDER + 1];	/* hot at head */
 	void **buf;		/* transfer buffer, batch << 5 entries */
 	struct lb_pcp_slot_stats st;
+	uint64_t last_ops;	/* st.allocs + st.frees at the last tick */
+	unsigned int idle;	/* ticks since then without either */
 } __attribute__((aligned(CK_MD_CACHELINE)));
 
 struct lbi_pcp_dbg;
@@ -46,6 +48,7 @@ struct lb_pcp {
 	enum lb_pcp_tuner tuner;
 	unsigned int flags;
 	int chunk;			/* batch << LB_PCP_BATCH_SCALE_MAX */
+	unsigned int expire;		/* idle ticks before a slot is drained */
 	struct lb_pcp_backend be;
 	struct lb_lock lock;		/* the back-end lock */
 	lb_cpu_fn cpu_fn;
@@ -71,12 +74,25 @@ struct lb_pcp {
 long lbi_pcp_release(struct lb_pcp *p, struct lbi_pcp_slot *sl, int units,
 		     unsigned int start_order, int chunk,
 		     enum lbi_pcp_cause cause);
+long lbi_pcp_drain_slot(struct lb_pcp *p, struct lbi_pcp_slot *sl);
 uint64_t lbi_pcp_now(struct lb_pcp *p);
 
 int lbi_pcp_dbg_create(struct lbi_pcp_dbg **d);
 void lbi_pcp_dbg_destroy(struct lbi_pcp_dbg *d);
-/* 0 if added, -EEXIST if @obj is already cached. */
+/*
+ * 0 if added; -EEXIST if @obj is already cached (checked first, nothing
+ * changes); -ENOMEM if the set could not grow.
+ */
 int lbi_pcp_dbg_add(struct lbi_pcp_dbg *d, const void *obj);
+/*
+ * A refill's adds must not fail for want of memory once the back-end has
+ * handed the objects over: reserve room for @n before the back-end hold
+ * (0 or -ENOMEM), add each object against the reservation (0 or -EEXIST),
+ * then give back what was not used.
+ */
+int lbi_pcp_dbg_reserve(struct lbi_pcp_dbg *d, unsigned int n);
+int lbi_pcp_dbg_add_reserved(struct lbi_pcp_dbg *d, const void *obj);
+void lbi_pcp_dbg_unreserve(struct lbi_pcp_dbg *d, unsigned int n);
 /* 0 if removed, -ENOENT if @obj was not cached. */
 int lbi_pcp_dbg_del(struct lbi_pcp_dbg *d, const void *obj);
 

@@ -46,8 +46,8 @@ int lb_pcp_size(uint64_t pool_units, uint64_t low_units, unsigned int nr_cpus,
 		lo = b << 2;
 	if (hi < b << 2)
 		hi = b << 2;
-	if (hi > 0x3fffffff)
-		hi = 0x3fffffff;
+	if (hi > LB_PCP_HIGH_MAX)
+		hi = LB_PCP_HIGH_MAX;
 	if (lo > hi)
 		lo = hi;
 	out->batch = (int)b;

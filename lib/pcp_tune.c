@@ -42,7 +42,7 @@ int lb_pcp_tune_init(struct lb_pcp_tune_state *s, int batch, int high_min,
 		     int high_max, bool free_high_batch)
 {
 	if (!s || batch < 1 || batch > LB_PCP_BATCH_MAX || high_min < 0 ||
-	    high_min > high_max)
+	    high_min > high_max || high_max > LB_PCP_HIGH_MAX)
 		return -EINVAL;
 	memset(s, 0, sizeof(*s));
 	s->batch = batch;

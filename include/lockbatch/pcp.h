@@ -47,11 +47,50 @@
  * when objects above order 0 are cached (whole objects are freed, as in
  * free_pcppages_bulk()).
  *
+ * Nothing stranded. Three rules of lb_pcp's own keep objects from being
+ * held where no allocation can reach them. They apply to every tuner and
+ * depart from the kernel only where it would strand objects: (A) when the
+ * back-end is empty, (B) on an idle slot, (C) where the kernel leaves a
+ * slot above high after a free (``high == batch``, or a high-order refill
+ * of a small batch that overshot high) or above high_max after a decay.
+ * The property tests check the cache against the kernel transcription
+ * with these rules added:
+ *
+ * (A) An allocation that finds the back-end empty drains every slot and
+ *     retries its refill once before failing with %-ENOMEM, as the page
+ *     allocator calls drain_all_pages() after a failed attempt
+ *     (__alloc_pages_direct_reclaim()). Counted in
+ *     &lb_pcp_slot_stats.retries of the allocating slot; the drains count
+ *     as the drained slots' @drains.
+ * (B) Slot expiry: a slot nobody allocated from or freed into for
+ *     ``expire`` decay periods (&lb_pcp_conf.expire, default
+ *     %LB_PCP_EXPIRE_DEFAULT) is drained to zero by the next decay, as
+ *     refresh_cpu_vm_stats() drains a pageset whose ``pcp->expire`` ran
+ *     out. A slot a thread visited once, or that only received frees from
+ *     threads passing through, gives everything back within ``expire + 1``
+ *     ticks of its last use.
+ * (C) Every free that leaves ``count`` above ``high`` flushes at least the
+ *     excess, and decay never leaves ``high`` or ``count`` above
+ *     ``high_max``. The kernel's nr_pcp_free() asks for
+ *     ``clamp(free_count, batch, high - batch)`` units, which is 0 when
+ *     ``high == batch``; such a slot would otherwise grow without bound.
+ *
  * Debug mode (%LB_PCP_F_DEBUG): the cache also keeps the set of objects it
- * holds, so freeing an object that is already cached (a double free that
- * has not yet reached the back-end) fails with %-EEXIST and changes
- * nothing, and every refilled object is checked not to be cached already.
- * It costs a hash-set operation under a mutex per call: for tests.
+ * holds. Freeing an object that is already cached (a double free that has
+ * not yet reached the back-end) fails with %-EEXIST and changes nothing. A
+ * double free whose first copy reached the back-end is caught when a
+ * refill brings that copy back while the second one is still cached: the
+ * refilled copy is not cached (the cached one stands for the object, so
+ * objects stay conserved) and is never handed out. Both are counted in
+ * &lb_pcp_slot_stats.double_frees. A double free whose both copies reach
+ * the back-end is the back-end's to detect. Debug mode costs a hash-set
+ * operation under a mutex per call: for tests.
+ *
+ * Errors. Every call checks its arguments in one order and returns the
+ * first failure: the instance (@p NULL) first, then the other pointers,
+ * then ranges (order, slot, cpu), then the state of the object or cache
+ * (%-EEXIST, %-ENOENT), then resources (%-ENOMEM, %-EAGAIN). A call that
+ * fails changes nothing.
  *
  * Concurrency (X = needs external exclusion, - = safe together):
  *
@@ -86,6 +125,14 @@
 /** define LB_PCP_DECAY_INTERVAL_NS - Default decay tick, 1 s
  * (``vm.stat_interval``). */
 #define LB_PCP_DECAY_INTERVAL_NS 1000000000ull
+/** define LB_PCP_HIGH_MAX - Largest ``high_max`` accepted, base units (keeps
+ * every high, count and refill computation inside an int). */
+#define LB_PCP_HIGH_MAX 0x3fffffff
+/** define LB_PCP_EXPIRE_DEFAULT - Default slot expiry, in decay periods (the
+ * kernel's ``pcp->expire = 3``). */
+#define LB_PCP_EXPIRE_DEFAULT 3u
+/** define LB_PCP_EXPIRE_MAX - Largest slot expiry accepted, decay periods. */
+#define LB_PCP_EXPIRE_MAX 1000000u
 
 /**
  * enum lb_pcp_tuner - How a cache moves ``high`` and sizes its transfers.
@@ -130,7 +177,9 @@ enum lb_pcp_tuner {
  *    first: it tries (never waits for) the locks of up to 3 next slots and
  *    takes objects of the order from the cold end of the first one that
  *    holds more than one batch, leaving it one batch. Only when no peer can
- *    give does the refill go to the back-end.
+ *    give does the refill go to the back-end. The batch a steal leaves is
+ *    not stranded: if the back-end is empty too, rule (A) of DOC: Per-CPU
+ *    object cache drains every slot, that batch included, and retries.
  * 2. Transfer sizes survive noise. LINUX halves alloc_factor on every free
  *    and free_count on every allocation, so in a mixed stream (the build:
  *    a free between most allocations) refills stay at one or two batches.
@@ -199,14 +248,16 @@ struct lb_pcp_tune_state {
  * @s: The state.
  * @batch: Transfer unit, 1..%LB_PCP_BATCH_MAX base units.
  * @high_min: Lower bound of high.
- * @high_max: Upper bound of high, >= @high_min.
+ * @high_max: Upper bound of high, @high_min..%LB_PCP_HIGH_MAX.
  * @free_high_batch: Set %LB_PCP_FREE_HIGH_BATCH.
  *
- * ``high`` starts at @high_min (zone_set_pageset_high_and_batch()).
+ * ``high`` starts at @high_min (zone_set_pageset_high_and_batch()). The
+ * limits are those of &struct lb_pcp_conf.
  *
  * Context: Pure; any thread.
  * Return: 0, %-EINVAL if @s is NULL, @batch is 0 or above
- * %LB_PCP_BATCH_MAX, @high_min is negative or above @high_max.
+ * %LB_PCP_BATCH_MAX, @high_min is negative or above @high_max, or
+ * @high_max is above %LB_PCP_HIGH_MAX.
  */
 int lb_pcp_tune_init(struct lb_pcp_tune_state *s, int batch, int high_min,
 		     int high_max, bool free_high_batch);
@@ -370,23 +421,36 @@ typedef uint64_t (*lb_clock_fn)(void *arg);
 
 /**
  * struct lb_pcp_conf - Creation parameters.
- * @nr_slots: Slots; 0 means lb_cpu_count(). At most %LB_PCP_MAX_SLOTS.
- * @max_order: Largest order accepted, 0..%LB_PCP_MAX_ORDER.
+ * @nr_slots: Slots; 0 means lb_cpu_count() (at most %LB_PCP_MAX_SLOTS of
+ *	them). Above %LB_PCP_MAX_SLOTS: %-EINVAL.
+ * @max_order: Largest order accepted, 0..%LB_PCP_MAX_ORDER (0: order 0
+ *	only). Above: %-EINVAL.
  * @batch: Transfer unit in base units, 1..%LB_PCP_BATCH_MAX (see
- *	lb_pcp_size()).
- * @high_min: Lower bound of high, base units.
- * @high_max: Upper bound of high, >= @high_min. Equal bounds disable
- *	tuning for every tuner except %LB_PCP_TUNE_FIXED's constant high.
- * @tuner: &enum lb_pcp_tuner.
- * @flags: %LB_PCP_F_DEBUG, %LB_PCP_F_FREE_HIGH_BATCH.
- * @lock_kind: Kind of the back-end lock.
- * @backend: Back-end operations; copied.
+ *	lb_pcp_size()). No default: 0 or out of range: %-EINVAL.
+ * @high_min: Lower bound of high, base units, 0..@high_max (0: the slot
+ *	may cache nothing). Negative or above @high_max: %-EINVAL.
+ * @high_max: Upper bound of high, @high_min..%LB_PCP_HIGH_MAX. Equal
+ *	bounds disable tuning for every tuner except %LB_PCP_TUNE_FIXED's
+ *	constant high. Values at or below @batch are accepted: rule (C) of
+ *	DOC: Per-CPU object cache keeps such a slot at or below high. Above
+ *	%LB_PCP_HIGH_MAX: %-EINVAL.
+ * @tuner: &enum lb_pcp_tuner; unknown: %-EINVAL.
+ * @flags: %LB_PCP_F_DEBUG, %LB_PCP_F_FREE_HIGH_BATCH; other bits:
+ *	%-EINVAL.
+ * @lock_kind: Kind of the back-end lock; one lb_lock_init() rejects:
+ *	%-EINVAL.
+ * @backend: Back-end operations; copied. @alloc_bulk or @free_bulk NULL:
+ *	%-EINVAL. @ctx may be anything.
  * @cpu_fn: CPU-id source; NULL means lb_cpu_current().
  * @cpu_arg: Argument of @cpu_fn.
  * @clock_fn: Clock for lb_pcp_tick() and the decay thread; NULL means
  *	CLOCK_MONOTONIC.
  * @clock_arg: Argument of @clock_fn.
  * @decay_interval_ns: Tick interval; 0 means %LB_PCP_DECAY_INTERVAL_NS.
+ *	Any other value is accepted.
+ * @expire: Slot expiry in decay periods (rule (B) of DOC: Per-CPU object
+ *	cache); 0 means %LB_PCP_EXPIRE_DEFAULT. Above %LB_PCP_EXPIRE_MAX:
+ *	%-EINVAL.
  */
 struct lb_pcp_conf {
 	unsigned int nr_slots;
@@ -403,14 +467,16 @@ struct lb_pcp_conf {
 	lb_clock_fn clock_fn;
 	void *clock_arg;
 	uint64_t decay_interval_ns;
+	unsigned int expire;
 };
 
 /**
  * struct lb_pcp_slot_stats - Counters of one slot (or their sum).
  * @allocs: Successful lb_pcp_alloc() calls.
  * @frees: Successful lb_pcp_free() calls.
- * @refills: Back-end alloc_bulk holds (refills).
- * @refill_units: Units they brought in.
+ * @refills: Back-end alloc_bulk holds (refills), including those that
+ *	brought nothing (the back-end was empty or failed) and retries.
+ * @refill_units: Units they brought in (and kept, see @double_frees).
  * @flushes: Back-end free_bulk holds from the free path.
  * @flush_units: Units they returned.
  * @decay_drains: Back-end holds by decay.
@@ -419,9 +485,19 @@ struct lb_pcp_conf {
  * @drain_units: Units they returned.
  * @steals: Refills served from a peer slot (%LB_PCP_TUNE_ADAPTIVE).
  * @steal_units: Units they moved.
+ * @retries: Allocations that found the back-end empty, drained every slot
+ *	and refilled once more (rule (A)).
+ * @expiries: Decay ticks that drained this slot because it expired
+ *	(rule (B)); the holds count as @decay_drains.
+ * @double_frees: Debug mode: frees refused with %-EEXIST plus refilled
+ *	objects that were cached already (not handed out).
  * @max_hold_units: Most units moved in one back-end hold.
  * @count: Cached units at snapshot time.
  * @high: high at snapshot time (summed in totals).
+ *
+ * Every back-end lock hold is counted under exactly one cause:
+ * ``refills + flushes + decay_drains + drains`` summed over the slots
+ * equals &lb_pcp_stats.backend_locks whenever no call is in flight.
  */
 struct lb_pcp_slot_stats {
 	uint64_t allocs;
@@ -436,6 +512,9 @@ struct lb_pcp_slot_stats {
 	uint64_t drain_units;
 	uint64_t steals;
 	uint64_t steal_units;
+	uint64_t retries;
+	uint64_t expiries;
+	uint64_t double_frees;
 	uint64_t max_hold_units;
 	int64_t count;
 	int64_t high;
@@ -462,13 +541,15 @@ struct lb_pcp;
  * @p: Where to store the cache.
  * @conf: Parameters.
  *
+ * Checks @p, @conf, then the fields of @conf in the order they are
+ * declared (&struct lb_pcp_conf lists each field's default, limits and
+ * error); the first violation is returned.
+ *
  * Context: Any thread. Allocates the slots (cache-line aligned) and one
  * transfer buffer of ``batch << LB_PCP_BATCH_SCALE_MAX`` pointers each.
- * Return: 0; %-EINVAL if @p, @conf, @conf->backend.alloc_bulk or
- * .free_bulk is NULL, @batch is 0 or above %LB_PCP_BATCH_MAX, @high_min is
- * negative or above @high_max, @max_order is above %LB_PCP_MAX_ORDER, the
- * tuner or lock kind is unknown, @flags has unknown bits or the slot count
- * is above %LB_PCP_MAX_SLOTS; %-ENOMEM. *@p is set only on success.
+ * Return: 0; %-EINVAL if @p or @conf is NULL or a field is out of its
+ * limits; %-ENOMEM (or the error of lb_lock_init()). *@p is set only on
+ * success.
  */
 int lb_pcp_create(struct lb_pcp **p, const struct lb_pcp_conf *conf);
 
@@ -490,12 +571,16 @@ int lb_pcp_destroy(struct lb_pcp *p);
  * @out: Where to store the object.
  *
  * Pops the hot end of the slot's list; if it is empty, refills from the
- * back-end (one lock hold) the number of objects the tuner decides.
+ * back-end (one lock hold) the number of objects the tuner decides. If the
+ * back-end gives nothing, drains every slot and refills once more (rule
+ * (A) of the overview).
  *
  * Context: Any thread. Takes the slot lock; on a refill, also the
- * back-end lock and runs @alloc_bulk.
- * Return: 0; %-EINVAL if @p or @out is NULL or @order is above max_order
- * (*@out untouched); %-ENOMEM if the back-end had nothing (or failed).
+ * back-end lock and runs @alloc_bulk; on a retry, every slot's lock in
+ * turn, never two at once.
+ * Return: 0; %-EINVAL if @p is NULL, @out is NULL or @order is above
+ * max_order (*@out untouched); %-ENOMEM if the back-end had nothing (or
+ * failed) even after every slot was drained.
  */
 int lb_pcp_alloc(struct lb_pcp *p, unsigned int order, void **out);
 
@@ -509,10 +594,14 @@ int lb_pcp_alloc(struct lb_pcp *p, unsigned int order, void **out);
  * flushes cold objects to the back-end in holds of at most
  * ``batch << 5`` units.
  *
+ * A free that leaves ``count`` above ``high`` flushes at least the excess
+ * (rule (C) of the overview).
+ *
  * Context: Any thread. Takes the slot lock; on a flush, the back-end lock.
- * Return: 0; %-EINVAL if @p or @obj is NULL or @order is above max_order;
- * in debug mode %-EEXIST if @obj is cached already, %-ENOMEM if the object
- * set could not grow. On error nothing changed.
+ * Return: 0; %-EINVAL if @p is NULL, @obj is NULL or not pointer-aligned,
+ * or @order is above max_order; in debug mode %-EEXIST if @obj is cached
+ * already (checked before the set grows), %-ENOMEM if the object set
+ * could not grow. On error nothing changed.
  */
 int lb_pcp_free(struct lb_pcp *p, void *obj, unsigned int order);
 
@@ -525,7 +614,8 @@ int lb_pcp_free(struct lb_pcp *p, void *obj, unsigned int order);
  * ``batch << 5`` units per hold (drain_pages_zone()).
  *
  * Context: Any thread. Takes that slot's lock and the back-end lock.
- * Return: units drained (>= 0), or %-EINVAL if @p is NULL or @cpu < 0.
+ * Return: units drained (>= 0), or %-EINVAL if @p is NULL or (then)
+ * @cpu < 0.
  */
 long lb_pcp_drain(struct lb_pcp *p, int cpu);
 
@@ -542,13 +632,15 @@ long lb_pcp_drain_all(struct lb_pcp *p);
  * lb_pcp_decay() - One decay tick for every slot.
  * @p: The cache.
  *
- * Per slot, lb_pcp_tune_decay(), then the drain in holds of at most
- * ``batch`` units, then lb_pcp_tune_tick_end() (refresh_cpu_vm_stats() ->
- * decay_pcp_high()).
+ * Per slot, lb_pcp_tune_decay() with ``high`` then capped at
+ * ``high_max``, the drain down to ``high`` (to zero if the slot expired,
+ * rule (B) of the overview) in holds of at most ``batch`` units, then
+ * lb_pcp_tune_tick_end() (refresh_cpu_vm_stats() -> decay_pcp_high()).
  *
  * Context: Any thread. Takes each slot's lock in turn.
- * Return: 1 if another tick may still change something, 0 if not,
- * %-EINVAL if @p is NULL.
+ * Return: 1 if another tick may still change something (as
+ * decay_pcp_high()'s ``todo``; a slot drained by expiry counts), 0 if
+ * not, %-EINVAL if @p is NULL.
  */
 int lb_pcp_decay(struct lb_pcp *p);
 
@@ -595,8 +687,8 @@ int lb_pcp_decay_thread_stop(struct lb_pcp *p);
  * @nr: Entries in @slots.
  *
  * Context: Any thread. Takes each slot lock briefly.
- * Return: the number of slots, or %-EINVAL if @p is NULL or @slots is NULL
- * with @nr > 0.
+ * Return: the number of slots, or %-EINVAL if @p is NULL or (then) @slots
+ * is NULL with @nr > 0.
  */
 int lb_pcp_stats(struct lb_pcp *p, struct lb_pcp_stats *out,
 		 struct lb_pcp_slot_stats *slots, unsigned int nr);

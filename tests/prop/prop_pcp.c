@@ -7,9 +7,16 @@
  *    free_count, flags (and count_min) and the same number of back-end
  *    lock holds;
  *  - invariants for every tuner: high_min <= high <= high_max, a free
- *    leaves count < high + (batch << 5), decay never frees below its own
- *    high, no back-end hold above batch << 5 units, conservation.
+ *    leaves count <= high, decay leaves count <= high <= high_max and never
+ *    frees below its own high, no back-end hold above batch << 5 units,
+ *    conservation, and every back-end hold counted under exactly one
+ *    cause (refills + flushes + decay drains + drains == lock holds);
+ *  - with a small pool that runs dry (and alloc_bulk failures injected):
+ *    an allocation fails only when every object of its order is live, as
+ *    the drain-and-retry rule promises.
  */
+#include <errno.h>
+
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 
@@ -35,7 +42,12 @@ struct run {
 	struct live live[MAX_LIVE];
 	unsigned int nr_live;
 	uint64_t live_units;
+	unsigned int live_of[4];	/* live objects per order */
+	uint64_t nr_allocs, nr_frees;	/* successful calls */
 	int batch, high_min, high_max;
+	unsigned int expire;
+	unsigned int per_order;		/* pool objects per order */
+	bool dry;			/* small pool, injected failures */
 	uint64_t seed;
 };
 
@@ -49,10 +61,11 @@ static void pick_sizes(struct run *r, struct lb_rng *g)
 		r->high_min = (int)lb_rng_below(g, 3u * (unsigned)r->batch + 1);
 	r->high_max = lb_rng_below(g, 6) == 0 ? r->high_min :
 		      r->high_min + r->batch * (int)lb_rng_below(g, 64);
+	r->expire = 1 + lb_rng_below(g, 4);
 }
 
 static void start(struct run *r, enum lb_pcp_tuner t, uint64_t seed,
-		  struct lb_rng *g)
+		  struct lb_rng *g, bool dry)
 {
 	struct lb_pcp_conf c;
 	int i;
@@ -60,10 +73,13 @@ static void start(struct run *r, enum lb_pcp_tuner t, uint64_t seed,
 	memset(r, 0, sizeof(*r));
 	r->t = t;
 	r->seed = seed;
+	r->dry = dry;
 	pick_sizes(r, g);
-	cr_assert(eq(int, tb_init(&r->b, 4, 20000), 0));
+	r->per_order = dry ? 8 + lb_rng_below(g, 120) : 20000;
+	cr_assert(eq(int, tb_init(&r->b, 4, r->per_order), 0));
 	tb_conf(&c, &r->b, &r->env, t, r->batch, r->high_min, r->high_max);
 	c.nr_slots = NR_SLOTS;
+	c.expire = r->expire;
 	cr_assert(eq(int, lb_pcp_create(&r->p, &c), 0), LB_SEED_FMT,
 		  LB_SEED_ARGS(seed));
 	for (i = 0; i < NR_SLOTS; i++) {
@@ -75,6 +91,8 @@ static void start(struct run *r, enum lb_pcp_tuner t, uint64_t seed,
 		m->high = r->high_min;
 		m->nr_lists = 4;
 		m->count_min_patch = t == LB_PCP_TUNE_COUNT_MIN;
+		m->expire = r->expire;
+		m->lb_rules = true;
 	}
 }
 
@@ -93,9 +111,34 @@ static void finish(struct run *r)
 	tb_fini(&r->b);
 }
 
-static bool models_kernel(enum lb_pcp_tuner t)
+static bool models_kernel(const struct run *r)
 {
-	return t == LB_PCP_TUNE_LINUX || t == LB_PCP_TUNE_COUNT_MIN;
+	return !r->dry && (r->t == LB_PCP_TUNE_LINUX ||
+			   r->t == LB_PCP_TUNE_COUNT_MIN);
+}
+
+/* C22: each back-end hold is counted under exactly one cause. */
+static void check_holds(struct run *r, const struct lb_pcp_stats *st,
+			int step, const char *op)
+{
+	const struct lb_pcp_slot_stats *t = &st->total;
+
+	cr_assert(eq(u64, t->refills + t->flushes + t->decay_drains + t->drains,
+		     st->backend_locks),
+		  "step %d %s: refills %llu + flushes %llu + decay %llu + "
+		  "drains %llu != %llu holds " LB_SEED_FMT, step, op,
+		  (unsigned long long)t->refills,
+		  (unsigned long long)t->flushes,
+		  (unsigned long long)t->decay_drains,
+		  (unsigned long long)t->drains,
+		  (unsigned long long)st->backend_locks, LB_SEED_ARGS(r->seed));
+	cr_assert(eq(u64, t->refills, r->b.alloc_calls),
+		  "step %d %s: refills vs alloc_bulk calls " LB_SEED_FMT, step,
+		  op, LB_SEED_ARGS(r->seed));
+	cr_assert(eq(u64, t->allocs, r->nr_allocs), "step %d %s: allocs "
+		  LB_SEED_FMT, step, op, LB_SEED_ARGS(r->seed));
+	cr_assert(eq(u64, t->frees, r->nr_frees), "step %d %s: frees "
+		  LB_SEED_FMT, step, op, LB_SEED_ARGS(r->seed));
 }
 
 static void check(struct run *r, int step, const char *op, bool was_free)
@@ -105,6 +148,7 @@ static void check(struct run *r, int step, const char *op, bool was_free)
 	int i;
 
 	lb_pcp_stats(r->p, &st, NULL, 0);
+	check_holds(r, &st, step, op);
 	for (i = 0; i < NR_SLOTS; i++) {
 		struct lb_pcp_tune_state s;
 		struct per_cpu_pages *m = &r->ref[i];
@@ -114,12 +158,18 @@ static void check(struct run *r, int step, const char *op, bool was_free)
 			  "step %d %s slot %d: high %d outside [%d, %d] "
 			  LB_SEED_FMT, step, op, i, s.high, s.high_min,
 			  s.high_max, LB_SEED_ARGS(r->seed));
-		if (was_free)
-			cr_assert(lt(int, s.count, s.high + (s.batch << 5)),
-				  "step %d slot %d " LB_SEED_FMT, step, i,
+		/* Rule (C): a free or a decay never leaves count above high. */
+		if (was_free && i == r->env.cpu)
+			cr_assert(le(int, s.count, s.high),
+				  "step %d %s slot %d " LB_SEED_FMT, step, op, i,
+				  LB_SEED_ARGS(r->seed));
+		if (!strcmp(op, "decay"))
+			cr_assert(le(int, s.count, s.high),
+				  "step %d decay slot %d: count %d high %d "
+				  LB_SEED_FMT, step, i, s.count, s.high,
 				  LB_SEED_ARGS(r->seed));
 		cr_assert(ge(int, s.count, 0), LB_SEED_FMT, LB_SEED_ARGS(r->seed));
-		if (!models_kernel(r->t))
+		if (!models_kernel(r))
 			continue;
 		cr_assert(s.count == m->count && s.high == m->high &&
 			  s.alloc_factor == m->alloc_factor &&
@@ -137,7 +187,7 @@ static void check(struct run *r, int step, const char *op, bool was_free)
 				  LB_SEED_ARGS(r->seed));
 		holds += m->zone_lock_holds;
 	}
-	if (models_kernel(r->t))
+	if (models_kernel(r))
 		cr_assert(eq(i64, (int64_t)st.backend_locks, holds),
 			  "step %d %s: back-end holds " LB_SEED_FMT, step, op,
 			  LB_SEED_ARGS(r->seed));
@@ -162,7 +212,50 @@ static unsigned int pick_order(struct lb_rng *g, bool mixed)
 	return x < 10 ? 0 : x < 12 ? 1 : x < 14 ? 2 : 3;
 }
 
-static void run_seq(enum lb_pcp_tuner t, uint64_t seed, bool mixed, int steps)
+/*
+ * One allocation. On a dry pool -ENOMEM is allowed only when every object
+ * of the order is live (rule (A) drained the slots and retried) or two
+ * back-end failures were injected (the attempt and its retry).
+ */
+static void do_alloc(struct run *r, struct lb_rng *g, bool mixed)
+{
+	unsigned int o = pick_order(g, mixed);
+	int pending = r->b.fail_next, err;
+	void *obj;
+
+	rmqueue_pcplist(&r->ref[r->env.cpu], (int)o);
+	err = lb_pcp_alloc(r->p, o, &obj);
+	if (err) {
+		cr_assert(r->dry && err == -ENOMEM, "alloc %d " LB_SEED_FMT, err,
+			  LB_SEED_ARGS(r->seed));
+		cr_assert(pending >= 2 || r->live_of[o] == r->per_order,
+			  "-ENOMEM with %u of %u order-%u objects live "
+			  LB_SEED_FMT, r->live_of[o], r->per_order, o,
+			  LB_SEED_ARGS(r->seed));
+		return;
+	}
+	r->nr_allocs++;
+	r->live_of[o]++;
+	r->live[r->nr_live].obj = obj;
+	r->live[r->nr_live++].order = o;
+	r->live_units += 1u << o;
+}
+
+static void do_free(struct run *r, struct lb_rng *g)
+{
+	unsigned int i = lb_rng_below(g, r->nr_live);
+	struct live l = r->live[i];
+
+	r->live[i] = r->live[--r->nr_live];
+	r->live_units -= 1u << l.order;
+	r->live_of[l.order]--;
+	free_unref_page_commit(&r->ref[r->env.cpu], (int)l.order);
+	cr_assert(eq(int, lb_pcp_free(r->p, l.obj, l.order), 0));
+	r->nr_frees++;
+}
+
+static void run_seq(enum lb_pcp_tuner t, uint64_t seed, bool mixed, int steps,
+		    bool dry)
 {
 	static struct run r;
 	struct lb_rng g;
@@ -171,7 +264,7 @@ static void run_seq(enum lb_pcp_tuner t, uint64_t seed, bool mixed, int steps)
 	unsigned int bias = 50;
 
 	lb_rng_seed(&g, seed);
-	start(&r, t, seed, &g);
+	start(&r, t, seed, &g, dry);
 	for (step = 0; step < steps; step++) {
 		unsigned int x = lb_rng_below(&g, 100);
 		int slot = (int)lb_rng_below(&g, NR_SLOTS);
@@ -183,6 +276,7 @@ static void run_seq(enum lb_pcp_tuner t, uint64_t seed, bool mixed, int steps)
 		r.env.cpu = slot;
 		if (x < 2) {
 			struct lb_pcp_tune_state s0[NR_SLOTS], s1;
+			struct lb_pcp_slot_stats ss0[NR_SLOTS], ss1[NR_SLOTS];
 			int todo_ref = 0, todo, i;
 
 			op = "decay";
@@ -190,8 +284,10 @@ static void run_seq(enum lb_pcp_tuner t, uint64_t seed, bool mixed, int steps)
 				todo_ref |= decay_pcp_high(&r.ref[i]);
 				lb_pcp_slot_state(r.p, (unsigned)i, &s0[i]);
 			}
+			lb_pcp_stats(r.p, NULL, ss0, NR_SLOTS);
 			todo = lb_pcp_decay(r.p);
-			if (models_kernel(t))
+			lb_pcp_stats(r.p, NULL, ss1, NR_SLOTS);
+			if (models_kernel(&r))
 				cr_assert(eq(int, todo, todo_ref), "decay todo "
 					  LB_SEED_FMT, LB_SEED_ARGS(seed));
 			/*
@@ -203,6 +299,12 @@ static void run_seq(enum lb_pcp_tuner t, uint64_t seed, bool mixed, int steps)
 				int over;
 
 				lb_pcp_slot_state(r.p, (unsigned)i, &s1);
+				/* Rule (B): an expired slot drains to zero. */
+				if (ss1[i].expiries != ss0[i].expiries) {
+					cr_assert(eq(int, s1.count, 0), LB_SEED_FMT,
+						  LB_SEED_ARGS(seed));
+					continue;
+				}
 				over = s0[i].count > s1.high ?
 				       7 * ((s0[i].count - s1.high + r.batch - 1) /
 					    r.batch) : 0;
@@ -225,25 +327,13 @@ static void run_seq(enum lb_pcp_tuner t, uint64_t seed, bool mixed, int steps)
 					  LB_SEED_FMT, s1.count, LB_SEED_ARGS(seed));
 			}
 		} else if (x < 3 + bias && r.nr_live < MAX_LIVE) {
-			unsigned int o = pick_order(&g, mixed);
-			void *obj;
-
 			op = "alloc";
-			rmqueue_pcplist(&r.ref[slot], (int)o);
-			cr_assert(eq(int, lb_pcp_alloc(r.p, o, &obj), 0),
-				  LB_SEED_FMT, LB_SEED_ARGS(seed));
-			r.live[r.nr_live].obj = obj;
-			r.live[r.nr_live++].order = o;
-			r.live_units += 1u << o;
+			if (dry && lb_rng_below(&g, 30) == 0)
+				r.b.fail_next = 1 + (int)lb_rng_below(&g, 2);
+			do_alloc(&r, &g, mixed);
 		} else if (r.nr_live) {
-			unsigned int i = lb_rng_below(&g, r.nr_live);
-			struct live l = r.live[i];
-
 			op = "free";
-			r.live[i] = r.live[--r.nr_live];
-			r.live_units -= 1u << l.order;
-			free_unref_page_commit(&r.ref[slot], (int)l.order);
-			cr_assert(eq(int, lb_pcp_free(r.p, l.obj, l.order), 0));
+			do_free(&r, &g);
 			was_free = true;
 		} else {
 			continue;
@@ -258,42 +348,55 @@ static const uint64_t seeds[] = {
 	0xfeedface, 0x31415926,
 };
 
-static void run_all(enum lb_pcp_tuner t, bool mixed)
+static void run_all(enum lb_pcp_tuner t, bool mixed, bool dry)
 {
 	uint64_t s;
 	unsigned int i;
 
 	if (lb_seed_from_env(&s)) {
-		run_seq(t, s, mixed, 3000);
+		run_seq(t, s, mixed, 3000, dry);
 		return;
 	}
 	for (i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++)
-		run_seq(t, seeds[i], mixed, 3000);
+		run_seq(t, seeds[i], mixed, 3000, dry);
 }
 
 Test(pcp_prop, linux_matches_kernel_order0)
 {
-	run_all(LB_PCP_TUNE_LINUX, false);
+	run_all(LB_PCP_TUNE_LINUX, false, false);
 }
 
 Test(pcp_prop, linux_matches_kernel_mixed_orders)
 {
-	run_all(LB_PCP_TUNE_LINUX, true);
+	run_all(LB_PCP_TUNE_LINUX, true, false);
 }
 
 Test(pcp_prop, count_min_matches_patched_kernel)
 {
-	run_all(LB_PCP_TUNE_COUNT_MIN, true);
+	run_all(LB_PCP_TUNE_COUNT_MIN, true, false);
 }
 
 Test(pcp_prop, fixed_invariants)
 {
-	run_all(LB_PCP_TUNE_FIXED, true);
+	run_all(LB_PCP_TUNE_FIXED, true, false);
 }
 
 Test(pcp_prop, adaptive_invariants)
 {
-	run_all(LB_PCP_TUNE_ADAPTIVE, true);
+	run_all(LB_PCP_TUNE_ADAPTIVE, true, false);
+}
+
+/*
+ * C22: a back-end that runs dry (a small pool, alloc_bulk failures
+ * injected) and fills again as objects come back: the stats identity and
+ * the -ENOMEM rule after every operation, for every tuner.
+ */
+Test(pcp_prop, c22_holds_identity_with_dry_backend)
+{
+	enum lb_pcp_tuner t;
+
+	for (t = 0; t < LB_PCP_TUNE_NR; t++)
+		run_all(t, true, true);
 }
 
 /*

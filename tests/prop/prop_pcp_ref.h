@@ -7,11 +7,17 @@
  * with one migratetype, written independently of lib/pcp_tune.h. The zone
  * flags are never set. Lists are object counts per order.
  *
- * Two deliberate additions, both from the issue's rules: the count_min
- * patch ("mm, pcp: avoid to reduce PCP high unnecessarily") behind
- * @count_min_patch, and the free path's free_pcppages_bulk() call split
- * into calls of at most batch << 5 pages (decay is already split by batch
- * in 6.12.117, drain_pages_zone() by batch << 5).
+ * Deliberate additions, each marked "lb_pcp:" where it sits:
+ *  - the count_min patch ("mm, pcp: avoid to reduce PCP high
+ *    unnecessarily") behind @count_min_patch;
+ *  - the free path's free_pcppages_bulk() call split into calls of at most
+ *    batch << 5 pages (decay is already split by batch in 6.12.117,
+ *    drain_pages_zone() by batch << 5);
+ *  - lb_pcp's no-stranding rules (pcp.h, DOC overview), behind @lb_rules
+ *    (the cache has them, the pure lb_pcp_tune_*() rules do not): (B) slot
+ *    expiry after @expire idle decay periods, (C) a free flushes at least
+ *    count - high, decay caps high at high_max. Rule (A) (drain and retry
+ *    on an empty back-end) never fires here: the zone never runs out.
  */
 #ifndef LB_TEST_PCP_REF_H
 #define LB_TEST_PCP_REF_H
@@ -33,6 +39,10 @@ struct per_cpu_pages {
 	int nr_lists;
 	bool count_min_patch;
 	long zone_lock_holds;
+	bool lb_rules;
+	/* lb_pcp rule (B): allocations + frees, the count at the last tick. */
+	unsigned int expire, idle;
+	long ops, last_ops;
 };
 
 #define ref_min(a, b) ((a) < (b) ? (a) : (b))
@@ -97,6 +107,7 @@ static int nr_pcp_alloc(struct per_cpu_pages *pcp, int order)
 /* rmqueue_pcplist() + __rmqueue_pcplist(); the zone never runs out. */
 static void rmqueue_pcplist(struct per_cpu_pages *pcp, int order)
 {
+	pcp->ops++;			/* lb_pcp: rule (B) */
 	pcp->free_count >>= 1;
 	if (!pcp->lists[order]) {
 		int batch = nr_pcp_alloc(pcp, order);
@@ -154,6 +165,7 @@ static void free_unref_page_commit(struct per_cpu_pages *pcp, int order)
 	int high, batch, pindex = order;
 	bool free_high = false;
 
+	pcp->ops++;			/* lb_pcp: rule (B) */
 	pcp->alloc_factor >>= 1;
 	pcp->lists[order]++;
 	pcp->count += 1 << order;
@@ -173,6 +185,9 @@ static void free_unref_page_commit(struct per_cpu_pages *pcp, int order)
 	if (pcp->count >= high) {
 		int todo = nr_pcp_free(pcp, batch, high, free_high);
 
+		/* lb_pcp: rule (C), never leave count above high. */
+		if (pcp->lb_rules)
+			todo = ref_max(todo, pcp->count - pcp->high);
 		while (todo > 0 && pcp->count > 0) {
 			int n = ref_min(todo, batch << REF_SCALE_MAX);
 
@@ -196,10 +211,21 @@ static bool decay_pcp_high(struct per_cpu_pages *pcp)
 			decrease = pcp->high >> 3;
 		pcp->high = ref_max3(pcp->count - (batch << REF_SCALE_MAX),
 				     pcp->high - decrease, high_min);
+		/* lb_pcp: rule (C), high never stays above high_max. */
+		if (pcp->lb_rules)
+			pcp->high = ref_min(pcp->high, pcp->high_max);
 		if (pcp->high > high_min)
 			todo = true;
 	}
 	to_drain = pcp->count - pcp->high;
+	/* lb_pcp: rule (B), a slot idle for expire ticks drains to zero. */
+	if (pcp->ops != pcp->last_ops) {
+		pcp->last_ops = pcp->ops;
+		pcp->idle = 0;
+	} else if (pcp->lb_rules && ++pcp->idle >= pcp->expire) {
+		pcp->idle = pcp->expire;
+		to_drain = pcp->count;
+	}
 	while (to_drain > 0) {
 		int to_drain_batched = ref_min(to_drain, batch);
 

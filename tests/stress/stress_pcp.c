@@ -3,8 +3,11 @@
  * lb_pcp stress (plain pthreads, TAP; runs under TSan and ASan): workers
  * allocate and free mixed orders while hopping between slots (as migrated
  * threads do), one thread decays and drains single slots and all slots,
- * and the decay thread ticks every millisecond. At the end every object
- * is back in the pool exactly once.
+ * and the decay thread ticks every millisecond (slots expire after one
+ * idle tick). The pool is small enough to run dry, so allocations also
+ * take the drain-and-retry path. At the end every back-end hold was
+ * counted under one cause and every object is back in the pool exactly
+ * once.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -112,7 +115,7 @@ static int run(enum lb_pcp_tuner t)
 	unsigned long errors = 0;
 	int i, ok = 1;
 
-	if (tb_init(&b, 4, 20000))
+	if (tb_init(&b, 4, 150))
 		return 0;
 	tb_conf(&c, &b, NULL, t, 8, 32, 1024);
 	c.nr_slots = NR_SLOTS;
@@ -121,6 +124,8 @@ static int run(enum lb_pcp_tuner t)
 	c.clock_fn = NULL;
 	c.decay_interval_ns = 1000000;
 	c.lock_kind = t == LB_PCP_TUNE_LINUX ? LB_LOCK_MUTEX : LB_LOCK_SPIN;
+	c.expire = 1;
+	c.flags = t == LB_PCP_TUNE_COUNT_MIN ? LB_PCP_F_DEBUG : 0;
 	if (lb_pcp_create(&p, &c))
 		return 0;
 	lb_pcp_decay_thread_start(p);
@@ -140,6 +145,16 @@ static int run(enum lb_pcp_tuner t)
 	pthread_join(d, NULL);
 	lb_pcp_decay_thread_stop(p);
 	lb_pcp_stats(p, &st, NULL, 0);
+	ok &= lb_tap_ok(st.total.refills + st.total.flushes +
+			st.total.decay_drains + st.total.drains ==
+			st.backend_locks && st.total.refills == b.alloc_calls,
+			"%s: holds add up (%llu refills, %llu flushes, %llu decay, "
+			"%llu drains, %llu holds)", lb_pcp_tuner_name(t),
+			(unsigned long long)st.total.refills,
+			(unsigned long long)st.total.flushes,
+			(unsigned long long)st.total.decay_drains,
+			(unsigned long long)st.total.drains,
+			(unsigned long long)st.backend_locks);
 	ok &= lb_tap_ok(errors == 0, "%s: no call failed (%lu)",
 			lb_pcp_tuner_name(t), errors);
 	ok &= lb_tap_ok(st.total.max_hold_units <= (8u << 5) + 7,
@@ -153,10 +168,13 @@ static int run(enum lb_pcp_tuner t)
 			lb_pcp_tuner_name(t), (long long)st.total.count,
 			(unsigned long long)tb_units_out(&b),
 			(unsigned long long)b.errors);
-	lb_tap_diag("%s: %llu allocs, %llu back-end holds, %llu ticks",
-		    lb_pcp_tuner_name(t), (unsigned long long)st.total.allocs,
+	lb_tap_diag("%s: %llu allocs, %llu back-end holds, %llu ticks, "
+		    "%llu retries, %llu expiries", lb_pcp_tuner_name(t),
+		    (unsigned long long)st.total.allocs,
 		    (unsigned long long)st.backend_locks,
-		    (unsigned long long)st.ticks);
+		    (unsigned long long)st.ticks,
+		    (unsigned long long)st.total.retries,
+		    (unsigned long long)st.total.expiries);
 	lb_pcp_destroy(p);
 	tb_fini(&b);
 	return ok;
@@ -167,7 +185,7 @@ int main(void)
 	enum lb_pcp_tuner t;
 
 	iters = lb_stress_iters(20000, 2000000);
-	lb_tap_plan(3 * LB_PCP_TUNE_NR);
+	lb_tap_plan(4 * LB_PCP_TUNE_NR);
 	for (t = 0; t < LB_PCP_TUNE_NR; t++)
 		run(t);
 	return lb_tap_done();

@@ -154,15 +154,141 @@ Test(pcp, order_weights_count_in_base_units)
 		     LB_PCP_PREV_FREE_HIGH_ORDER));
 }
 
-Test(pcp, backend_empty_gives_enomem)
+Test(pcp, backend_empty_gives_enomem_after_one_retry)
 {
+	struct lb_pcp_stats st;
 	void *o = NULL;
 
 	make(LB_PCP_TUNE_LINUX, 8, 32, 256);
 	b.fail_next = 1;
+	cr_assert(eq(int, lb_pcp_alloc(p, 0, &o), 0), "no retry");
+	cr_assert(eq(int, lb_pcp_free(p, o, 0), 0));
+	lb_pcp_drain_all(p);
+	o = NULL;
+	b.fail_next = 2;
 	cr_assert(eq(int, lb_pcp_alloc(p, 0, &o), -ENOMEM));
 	cr_assert(eq(ptr, o, NULL));
+	lb_pcp_stats(p, &st, NULL, 0);
+	cr_assert(eq(u64, st.total.retries, 2));
+	cr_assert(eq(u64, st.total.refills, 4), "empty refills are holds too");
+	cr_assert(eq(u64, st.total.refills + st.total.flushes +
+		     st.total.decay_drains + st.total.drains, st.backend_locks));
 	cr_assert(eq(int, lb_pcp_alloc(p, 0, &o), 0));
+	cr_assert(eq(int, lb_pcp_free(p, o, 0), 0));
+}
+
+/*
+ * Every field of struct lb_pcp_conf: its default for 0, its limits, the
+ * error of each violation (pcp.h documents them field by field).
+ */
+Test(pcp, conf_fields_limits_and_defaults)
+{
+	struct lb_pcp_conf c;
+	struct lb_pcp_stats st;
+	struct lb_pcp *q = NULL;
+
+	tb_conf(&c, &b, &env, LB_PCP_TUNE_LINUX, 8, 32, 256);
+	c.nr_slots = LB_PCP_MAX_SLOTS + 1;
+	cr_assert(eq(int, lb_pcp_create(&q, &c), -EINVAL), "nr_slots");
+	c.nr_slots = 0;
+	cr_assert(eq(int, lb_pcp_create(&q, &c), 0), "nr_slots 0");
+	lb_pcp_stats(q, &st, NULL, 0);
+	cr_assert(eq(u32, st.nr_slots, lb_cpu_count() < LB_PCP_MAX_SLOTS ?
+		     lb_cpu_count() : LB_PCP_MAX_SLOTS), "nr_slots default");
+	lb_pcp_destroy(q);
+	c.nr_slots = LB_PCP_MAX_SLOTS;
+	cr_assert(eq(int, lb_pcp_create(&q, &c), 0), "nr_slots max");
+	lb_pcp_destroy(q);
+	c.nr_slots = 4;
+	c.max_order = 0;
+	cr_assert(eq(int, lb_pcp_create(&q, &c), 0), "max_order 0");
+	lb_pcp_destroy(q);
+	c.max_order = LB_PCP_MAX_ORDER;
+	cr_assert(eq(int, lb_pcp_create(&q, &c), 0), "max_order max");
+	lb_pcp_destroy(q);
+	c.max_order = 3;
+	c.batch = LB_PCP_BATCH_MAX;
+	c.high_max = LB_PCP_HIGH_MAX;
+	cr_assert(eq(int, lb_pcp_create(&q, &c), 0), "batch and high_max max");
+	lb_pcp_destroy(q);
+	c.high_max = LB_PCP_HIGH_MAX + 1;
+	cr_assert(eq(int, lb_pcp_create(&q, &c), -EINVAL), "high_max");
+	c.batch = 8;
+	c.high_min = 0;
+	c.high_max = 0;
+	cr_assert(eq(int, lb_pcp_create(&q, &c), 0), "high 0");
+	lb_pcp_destroy(q);
+	c.high_min = 8;
+	c.high_max = 8;
+	cr_assert(eq(int, lb_pcp_create(&q, &c), 0), "high_max == batch");
+	lb_pcp_destroy(q);
+	c.high_max = 256;
+	c.lock_kind = (enum lb_lock_kind)99;
+	cr_assert(eq(int, lb_pcp_create(&q, &c), -EINVAL), "lock_kind");
+	c.lock_kind = LB_LOCK_MUTEX;
+	c.backend.alloc_bulk = NULL;
+	cr_assert(eq(int, lb_pcp_create(&q, &c), -EINVAL), "no alloc_bulk");
+	c.backend = tb_ops(&b);
+	c.expire = LB_PCP_EXPIRE_MAX + 1;
+	cr_assert(eq(int, lb_pcp_create(&q, &c), -EINVAL), "expire");
+	c.expire = LB_PCP_EXPIRE_MAX;
+	c.cpu_fn = NULL;
+	c.clock_fn = NULL;
+	c.decay_interval_ns = 0;
+	cr_assert(eq(int, lb_pcp_create(&q, &c), 0), "defaults for NULL and 0");
+	cr_assert(eq(int, lb_pcp_tick(q), 0), "default interval is 1 s");
+	lb_pcp_destroy(q);
+}
+
+/*
+ * One order of checks (pcp.h, "Errors"): the instance first, then the
+ * other pointers, then ranges, then object state, then resources. A call
+ * with several faults reports the first; none changes anything.
+ */
+Test(pcp, error_precedence)
+{
+	struct lb_pcp_conf c;
+	struct lb_pcp_tune_state s;
+	uint64_t before;
+	void *o, *x = NULL;
+	char buf[64] __attribute__((aligned(16)));
+
+	tb_conf(&c, &b, &env, LB_PCP_TUNE_LINUX, 8, 32, 256);
+	c.flags = LB_PCP_F_DEBUG;
+	cr_assert(eq(int, lb_pcp_create(&p, &c), 0));
+	cr_assert(eq(int, lb_pcp_alloc(p, 0, &o), 0));
+	cr_assert(eq(int, lb_pcp_free(p, o, 0), 0));
+	before = cached_units();
+	/* o is cached: -EEXIST only once the arguments are valid. */
+	cr_assert(eq(int, lb_pcp_free(NULL, o, 0), -EINVAL));
+	cr_assert(eq(int, lb_pcp_free(p, o, 4), -EINVAL), "range before state");
+	cr_assert(eq(int, lb_pcp_free(p, buf + 1, 0), -EINVAL), "misaligned");
+	cr_assert(eq(int, lb_pcp_free(NULL, NULL, 99), -EINVAL));
+	cr_assert(eq(int, lb_pcp_free(p, o, 0), -EEXIST));
+	cr_assert(eq(int, lb_pcp_alloc(NULL, 99, NULL), -EINVAL));
+	cr_assert(eq(int, lb_pcp_alloc(p, 99, &x), -EINVAL));
+	cr_assert(eq(ptr, x, NULL));
+	cr_assert(eq(u64, cached_units(), before), "state changed on error");
+	cr_assert(eq(long, lb_pcp_drain(NULL, -1), -EINVAL));
+	cr_assert(eq(int, lb_pcp_stats(NULL, NULL, NULL, 1), -EINVAL));
+	cr_assert(eq(int, lb_pcp_slot_state(NULL, 99, NULL), -EINVAL));
+	cr_assert(eq(int, lb_pcp_slot_state(p, 99, &s), -EINVAL));
+	/* The instance before the thread's state. */
+	cr_assert(eq(int, lb_pcp_decay_thread_stop(NULL), -EINVAL));
+	cr_assert(eq(int, lb_pcp_decay_thread_stop(p), -ENOENT));
+	cr_assert(eq(int, lb_pcp_decay_thread_start(p), 0));
+	cr_assert(eq(int, lb_pcp_decay_thread_start(NULL), -EINVAL));
+	cr_assert(eq(int, lb_pcp_decay_thread_start(p), -EEXIST));
+	cr_assert(eq(int, lb_pcp_decay_thread_stop(p), 0));
+	/* create: @p, @conf, then the fields in declaration order. */
+	c.batch = 0;
+	c.backend.alloc_bulk = NULL;
+	cr_assert(eq(int, lb_pcp_create(NULL, NULL), -EINVAL));
+	cr_assert(eq(int, lb_pcp_create(NULL, &c), -EINVAL));
+	cr_assert(eq(int, lb_pcp_tune_init(NULL, 0, -1, -2, false), -EINVAL));
+	cr_assert(eq(int, lb_pcp_tune_init(&s, 8, 0, LB_PCP_HIGH_MAX + 1, false),
+		     -EINVAL), "tune_init has create's limits");
+	cr_assert(eq(int, lb_pcp_size(0, 0, 0, 0, NULL), -EINVAL));
 }
 
 /* Case I of the kernel notes: one tick from high 16384, count 16000. */
