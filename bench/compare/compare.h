@@ -22,6 +22,8 @@ enum cmp_workload { CMP_BURST, CMP_PRODCONS, CMP_LARSON, CMP_NR_WORKLOADS };
 struct cmp_backend {
 	const char *name;	/* "pcp-adaptive", "mutex", "glibc", "jemalloc" */
 	const char *preload;	/* soname for LD_PRELOAD, NULL for none */
+	const char *env;	/* NAME=VALUE set in the worker, or NULL */
+	const char *family;	/* what the worker must find loaded */
 	int pcp_tuner;		/* enum lb_pcp_tuner, or -1 */
 	int is_mutex;
 };
@@ -55,7 +57,9 @@ struct cmp_result {
 	uint64_t base_rss_kib;	/* before the back-end existed */
 	uint64_t peak_rss_kib;	/* VmHWM at the end */
 	uint64_t peak_live_kib;	/* most bytes the workload held (sampled) */
-	uint64_t lock_trips;	/* back-end lock holds; 0 for a malloc */
+	uint64_t lock_trips;	/* back-end lock holds while timed; 0 for a malloc */
+	uint64_t refills;	/* lb_pcp: back-end refills over the run */
+	uint64_t refill_units;	/* objects they brought */
 	uint64_t errors;	/* corrupted blocks, failed allocations */
 	char version[48];	/* the allocator that actually ran */
 };
@@ -64,6 +68,7 @@ struct cmp_result {
 struct cmp_alloc {
 	void *(*alloc)(void *ctx);
 	void (*free)(void *ctx, void *blk);
+	uint64_t (*lock_trips)(void *ctx);	/* back-end holds so far; may be NULL */
 	void *ctx;
 	size_t size;
 };

@@ -84,6 +84,8 @@ static int run_worker(const struct cmp_spec *s, struct cmp_result *r)
 			setenv("LD_PRELOAD", be->preload, 1);
 		else
 			unsetenv("LD_PRELOAD");
+		if (be->env)
+			putenv((char *)be->env);
 		execl("/proc/self/exe", "lb-compare", "--worker", be->name,
 		      cmp_workload_name(s->workload), a[0], a[1], a[2], a[3],
 		      a[4], a[5], (char *)NULL);
@@ -205,7 +207,7 @@ static void defaults(struct opts *o, struct cmp_report *r)
 	const char *e = getenv("COMPARE_SECONDS");
 	unsigned int i;
 
-	o->spec.seconds = e && *e ? strtod(e, NULL) : 0.25;
+	o->spec.seconds = e && *e ? strtod(e, NULL) : 0.2;
 	o->spec.max_ops = 50000000;
 	o->spec.arena_mib = 512;
 	o->spec.seed = 0x1b0c4;

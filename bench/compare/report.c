@@ -203,6 +203,7 @@ static void json_cell(FILE *f, struct cmp_report *r, unsigned int w,
 	fprintf(f, "],\"mops_median\":%.4f,\"spread\":%.4f,\"ratio\":%.4f,"
 		   "\"base_rss_kib\":%llu,\"peak_rss_kib\":%llu,"
 		   "\"peak_live_kib\":%llu,\"lock_trips\":%llu,\"ops\":%llu,"
+		   "\"refills\":%llu,\"refill_units\":%llu,"
 		   "\"errors\":%llu,\"failed_runs\":%s}",
 		m, spread(c), m0 > 0 ? m / m0 : 0,
 		(unsigned long long)c->last.base_rss_kib,
@@ -210,6 +211,8 @@ static void json_cell(FILE *f, struct cmp_report *r, unsigned int w,
 		(unsigned long long)c->last.peak_live_kib,
 		(unsigned long long)c->last.lock_trips,
 		(unsigned long long)c->last.ops,
+		(unsigned long long)c->last.refills,
+		(unsigned long long)c->last.refill_units,
 		(unsigned long long)c->errors, c->skipped ? "true" : "false");
 }
 

@@ -29,16 +29,20 @@
 
 #include "compare.h"
 
+/* glibc-notrim: glibc with heap trimming out of the way (1 GiB). */
+#define NOTRIM "GLIBC_TUNABLES=glibc.malloc.trim_threshold=1073741824"
+
 const struct cmp_backend cmp_backends[] = {
-	{ "pcp-fixed", NULL, LB_PCP_TUNE_FIXED, 0 },
-	{ "pcp-linux", NULL, LB_PCP_TUNE_LINUX, 0 },
-	{ "pcp-count_min", NULL, LB_PCP_TUNE_COUNT_MIN, 0 },
-	{ "pcp-adaptive", NULL, LB_PCP_TUNE_ADAPTIVE, 0 },
-	{ "mutex", NULL, -1, 1 },
-	{ "glibc", NULL, -1, 0 },
-	{ "jemalloc", "libjemalloc.so.2", -1, 0 },
-	{ "tcmalloc", "libtcmalloc_minimal.so.4", -1, 0 },
-	{ "mimalloc", "libmimalloc.so.2", -1, 0 },
+	{ "pcp-fixed", NULL, NULL, "lockbatch", LB_PCP_TUNE_FIXED, 0 },
+	{ "pcp-linux", NULL, NULL, "lockbatch", LB_PCP_TUNE_LINUX, 0 },
+	{ "pcp-count_min", NULL, NULL, "lockbatch", LB_PCP_TUNE_COUNT_MIN, 0 },
+	{ "pcp-adaptive", NULL, NULL, "lockbatch", LB_PCP_TUNE_ADAPTIVE, 0 },
+	{ "mutex", NULL, NULL, "lockbatch", -1, 1 },
+	{ "glibc", NULL, NULL, "glibc", -1, 0 },
+	{ "glibc-notrim", NULL, NOTRIM, "glibc", -1, 0 },
+	{ "jemalloc", "libjemalloc.so.2", NULL, "jemalloc", -1, 0 },
+	{ "tcmalloc", "libtcmalloc_minimal.so.4", NULL, "gperftools", -1, 0 },
+	{ "mimalloc", "libmimalloc.so.2", NULL, "mimalloc", -1, 0 },
 };
 const unsigned int cmp_nr_backends =
 	sizeof(cmp_backends) / sizeof(cmp_backends[0]);
@@ -87,6 +91,14 @@ static void pcp_put(void *ctx, void *blk)
 	lb_pcp_free(((struct pcp_ctx *)ctx)->p, blk, 0);
 }
 
+static uint64_t pcp_trips(void *ctx)
+{
+	struct lb_pcp_stats st;
+
+	return lb_pcp_stats(((struct pcp_ctx *)ctx)->p, &st, NULL, 0) < 0 ?
+		       0 : st.backend_locks;
+}
+
 /* The mutex row. */
 struct mutex_ctx {
 	struct lb_freelist *fl;
@@ -114,6 +126,17 @@ static void mutex_put(void *ctx, void *blk)
 	m->holds++;
 	lb_freelist_free_bulk(m->fl, &blk, 1);
 	pthread_mutex_unlock(&m->lock);
+}
+
+static uint64_t mutex_trips(void *ctx)
+{
+	struct mutex_ctx *m = ctx;
+	uint64_t n;
+
+	pthread_mutex_lock(&m->lock);
+	n = m->holds;
+	pthread_mutex_unlock(&m->lock);
+	return n;
 }
 
 /* Malloc rows. */
@@ -221,22 +244,24 @@ static int run_lockbatch(const struct cmp_spec *s, struct cmp_result *r)
 
 	if (cmp_backends[s->backend].is_mutex) {
 		err = make_freelist(s, &m.fl);
-		a = (struct cmp_alloc){ mutex_get, mutex_put, &m, s->size };
+		a = (struct cmp_alloc){ mutex_get, mutex_put, mutex_trips, &m,
+					s->size };
 		snprintf(r->version, sizeof(r->version), "lockbatch mutex");
 	} else {
 		err = make_pcp(s, &pc);
-		a = (struct cmp_alloc){ pcp_get, pcp_put, &pc, s->size };
+		a = (struct cmp_alloc){ pcp_get, pcp_put, pcp_trips, &pc,
+					s->size };
 		snprintf(r->version, sizeof(r->version), "lockbatch %s",
 			 LB_VERSION_STRING);
 	}
 	if (err || cmp_run_workload(s, &a, r))
 		return err ? err : -EIO;
-	if (m.fl) {
-		r->lock_trips = m.holds;
+	if (m.fl)
 		return lb_freelist_destroy(m.fl);
+	if (lb_pcp_stats(pc.p, &st, NULL, 0) >= 0) {
+		r->refills = st.total.refills;
+		r->refill_units = st.total.refill_units;
 	}
-	lb_pcp_stats(pc.p, &st, NULL, 0);
-	r->lock_trips = st.backend_locks;
 	lb_pcp_destroy(pc.p);
 	return lb_freelist_destroy(pc.fl);
 }
@@ -260,12 +285,12 @@ int cmp_worker_main(int argc, char **argv)
 	    cmp_backends[s.backend].is_mutex) {
 		err = run_lockbatch(&s, &r);
 	} else {
-		struct cmp_alloc a = { malloc_get, malloc_put, &s.size, s.size };
+		struct cmp_alloc a = { malloc_get, malloc_put, NULL, &s.size,
+				       s.size };
 
 		malloc_identity(r.version, sizeof(r.version));
-		want = cmp_backends[s.backend].name;
-		if (strncmp(r.version, want, strlen(want)) &&
-		    !(strstr(r.version, "gperftools") && !strcmp(want, "tcmalloc"))) {
+		want = cmp_backends[s.backend].family;
+		if (strncmp(r.version, want, strlen(want))) {
 			fprintf(stderr, "lb-compare: %s asked, %s loaded\n",
 				want, r.version);
 			return 3;
@@ -287,34 +312,39 @@ int cmp_result_format(char *buf, size_t len, const struct cmp_result *r)
 	return snprintf(buf, len,
 			"result ops=%llu secs=%.6f mops=%.6f base_rss_kib=%llu "
 			"peak_rss_kib=%llu peak_live_kib=%llu lock_trips=%llu "
-			"errors=%llu version=%s",
+			"refills=%llu refill_units=%llu errors=%llu version=%s",
 			(unsigned long long)r->ops, r->secs, r->mops,
 			(unsigned long long)r->base_rss_kib,
 			(unsigned long long)r->peak_rss_kib,
 			(unsigned long long)r->peak_live_kib,
 			(unsigned long long)r->lock_trips,
+			(unsigned long long)r->refills,
+			(unsigned long long)r->refill_units,
 			(unsigned long long)r->errors, r->version);
 }
 
 int cmp_result_parse(const char *line, struct cmp_result *r)
 {
-	unsigned long long ops, base, peak, live, trips, errs;
+	unsigned long long ops, base, peak, live, trips, refills, units, errs;
 	const char *v;
 	int n;
 
 	n = sscanf(line,
 		   "result ops=%llu secs=%lf mops=%lf base_rss_kib=%llu "
 		   "peak_rss_kib=%llu peak_live_kib=%llu lock_trips=%llu "
-		   "errors=%llu",
-		   &ops, &r->secs, &r->mops, &base, &peak, &live, &trips, &errs);
+		   "refills=%llu refill_units=%llu errors=%llu",
+		   &ops, &r->secs, &r->mops, &base, &peak, &live, &trips,
+		   &refills, &units, &errs);
 	v = strstr(line, " version=");
-	if (n != 8 || !v)
+	if (n != 10 || !v)
 		return -EINVAL;
 	r->ops = ops;
 	r->base_rss_kib = base;
 	r->peak_rss_kib = peak;
 	r->peak_live_kib = live;
 	r->lock_trips = trips;
+	r->refills = refills;
+	r->refill_units = units;
 	r->errors = errs;
 	snprintf(r->version, sizeof(r->version), "%s", v + 9);
 	r->version[strcspn(r->version, "\n")] = '\0';
