@@ -138,10 +138,19 @@ static int parse_names(const char *arg, unsigned int *out, unsigned int max,
 
 static void usage(FILE *f)
 {
+	unsigned int i;
+
 	fprintf(f, "usage: lb-compare [--seconds S] [--reps N] [--threads LIST] "
-		   "[--sizes LIST] [--workloads LIST] [--backends LIST] "
-		   "[--max-ops N] [--arena-mib N] [--json] [--json-out FILE] "
-		   "[--plot FILE.png]\n");
+		   "[--sizes LIST] [--workloads LIST] [--backends LIST]\n"
+		   "                  [--max-ops N] [--arena-mib N] [--json] "
+		   "[--json-out FILE] [--plot FILE.png]\n"
+		   "defaults: --seconds $COMPARE_SECONDS or 0.2, --reps 3, "
+		   "--threads 1,2,4,8, --sizes 4096,16384,64,\n"
+		   "          --max-ops 50000000 (per thread), --arena-mib 512\n"
+		   "workloads: burst prodcons larson\nback-ends:");
+	for (i = 0; i < cmp_nr_backends; i++)
+		fprintf(f, " %s", cmp_backends[i].name);
+	fputc('\n', f);
 }
 
 static int parse_opts(int argc, char **argv, struct opts *o,
