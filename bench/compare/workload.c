@@ -20,6 +20,7 @@
  */
 #include <pthread.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -29,6 +30,34 @@
 #include <ck_ring.h>
 
 #include "compare.h"
+
+/*
+ * ThreadSanitizer cannot see ck's inline-asm atomics. Under TSan the ring
+ * operations run under a mutex (the ring's slot copies are plain memory
+ * accesses ordered only by those atomics) and the larson swap is annotated;
+ * a TSan build checks the workloads, it does not time them.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define CMP_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CMP_TSAN 1
+#endif
+#endif
+
+#ifdef CMP_TSAN
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define tsan_acquire(p) __tsan_acquire((void *)(p))
+#define tsan_release(p) __tsan_release((void *)(p))
+#define ring_lock(t) pthread_mutex_lock(&(t)->ring_mutex)
+#define ring_unlock(t) pthread_mutex_unlock(&(t)->ring_mutex)
+#else
+#define tsan_acquire(p) do { } while (0)
+#define tsan_release(p) do { } while (0)
+#define ring_lock(t) do { } while (0)
+#define ring_unlock(t) do { } while (0)
+#endif
 
 #define PC_BATCH 32
 #define PC_RING 8		/* power of two; holds PC_RING - 1 batches */
@@ -49,6 +78,9 @@ struct thr {
 	/* prodcons */
 	struct ck_ring inbox;
 	ck_ring_buffer_t inbox_buf[PC_RING];
+#ifdef CMP_TSAN
+	pthread_mutex_t ring_mutex;
+#endif
 	/* Batches flow around the ring: one thread may end up with all. */
 	struct pc_batch *spare[CMP_MAX_THREADS * (PC_RING + 1)];
 	unsigned int nspare;
@@ -133,13 +165,33 @@ static void burst(struct thr *t, void **v)
 	}
 }
 
+static bool ring_put(struct thr *to, struct pc_batch *b)
+{
+	bool ok;
+
+	ring_lock(to);
+	ok = ck_ring_enqueue_spsc(&to->inbox, to->inbox_buf, b);
+	ring_unlock(to);
+	return ok;
+}
+
+static bool ring_get(struct thr *t, struct pc_batch **b)
+{
+	bool ok;
+
+	ring_lock(t);
+	ok = ck_ring_dequeue_spsc(&t->inbox, t->inbox_buf, b);
+	ring_unlock(t);
+	return ok;
+}
+
 /* Frees every batch waiting in @t's inbox; their descriptors become spare. */
 static void pc_consume(struct thr *t)
 {
 	struct pc_batch *b;
 	unsigned int i;
 
-	while (ck_ring_dequeue_spsc(&t->inbox, t->inbox_buf, &b)) {
+	while (ring_get(t, &b)) {
 		for (i = 0; i < PC_BATCH; i++)
 			put(t, b->blk[i]);
 		t->spare[t->nspare++] = b;
@@ -152,7 +204,7 @@ static void pc_push(struct thr *t, struct pc_batch *b)
 	struct thr *next = &t->w->t[(t->id + 1) % t->w->s->threads];
 	unsigned int i;
 
-	while (!ck_ring_enqueue_spsc(&next->inbox, next->inbox_buf, b)) {
+	while (!ring_put(next, b)) {
 		if (ck_pr_load_int(&t->w->stop)) {
 			for (i = 0; i < PC_BATCH; i++)
 				put(t, b->blk[i]);
@@ -209,9 +261,12 @@ static void larson(struct thr *t)
 
 	while (!stopping(t)) {
 		size_t i = (size_t)((rng_next(&t->rng) >> 32) * w->nslots >> 32);
-		void *n = get(t);
+		void *n = get(t), *old;
 
-		put(t, ck_pr_fas_ptr(&w->slots[i], n));
+		tsan_release(&w->slots[i]);
+		old = ck_pr_fas_ptr(&w->slots[i], n);
+		tsan_acquire(&w->slots[i]);
+		put(t, old);
 	}
 }
 
@@ -273,6 +328,9 @@ static int setup(struct wl *w, const struct cmp_spec *s)
 		t->id = i;
 		t->rng = s->seed + i;
 		ck_ring_init(&t->inbox, PC_RING);
+#ifdef CMP_TSAN
+		pthread_mutex_init(&t->ring_mutex, NULL);
+#endif
 		if (s->workload != CMP_PRODCONS)
 			continue;
 		for (j = 0; j <= PC_RING; j++) {
