@@ -239,29 +239,46 @@ void cmp_print_json(FILE *f, struct cmp_report *r)
 	fputs("\n]}\n", f);
 }
 
-/* One panel per workload (rows) and size (columns): M allocs/s by threads. */
+/* Ten colours that stay apart; line styles cycle through them. */
+static const char *const colours[] = {
+	"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+	"#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+};
+
+/*
+ * One panel per workload (rows) and size (columns): M allocs/s by threads;
+ * the key once, in the first panel. The lockbatch rows are solid, the
+ * malloc rows dashed.
+ */
 static void plot_script(FILE *g, struct cmp_report *r, const char *png,
 			const char *dat)
 {
 	unsigned int w, s, b, k = 0;
 
-	fprintf(g, "set terminal pngcairo size %u,%u font ',9'\n",
+	fprintf(g, "set terminal pngcairo noenhanced size %u,%u font ',9'\n",
 		420 * r->ns, 320 * r->nw);
 	fprintf(g, "set output '%s'\nset logscale x 2\nset logscale y 10\n",
 		png);
 	fprintf(g, "set xlabel 'threads (%u CPUs)'\nset ylabel 'M allocs/s'\n"
-		   "set key top left font ',7'\nnames = \"", r->ncpu);
+		   "set key top right font ',7'\nnames = \"", r->ncpu);
 	for (b = 0; b < r->nb; b++)
 		fprintf(g, "%s%s", b ? " " : "", bname(r, b));
-	fprintf(g, "\"\nset multiplot layout %u,%u title 'lb-compare, %s'\n",
-		r->nw, r->ns, r->when);
+	fputs("\"\n", g);
+	for (b = 0; b < r->nb; b++)
+		fprintf(g, "set style line %u lc rgb '%s' lw 1.5 pt %u dt %u\n",
+			b + 1, colours[b % 10], b % 14 + 1,
+			is_lockbatch(r, b) ? 1 : 2);
+	fprintf(g, "set multiplot layout %u,%u title 'lb-compare, %s, %g s x %u'\n",
+		r->nw, r->ns, r->when, r->seconds, r->reps);
 	for (w = 0; w < r->nw; w++)
 	for (s = 0; s < r->ns; s++, k++) {
 		fprintf(g, "set title '%s, %zu B'\n", cmp_workload_name(r->wl[w]),
 			r->sizes[s]);
 		fprintf(g, "plot for [i=2:%u] '%s' index %u using 1:i with "
-			   "linespoints title word(names, i-1)\n", r->nb + 1,
-			dat, k);
+			   "linespoints ls (i-1) title word(names, i-1)\n",
+			r->nb + 1, dat, k);
+		if (!k)
+			fputs("unset key\n", g);
 	}
 	fputs("unset multiplot\n", g);
 }
