@@ -4,12 +4,21 @@
 # Prepare a git checkout for building: install the Debian packages the
 # build and the tests need (when apt-get is usable and something is
 # missing), regenerate the build system and run ./configure "$@".
+#
+# ./bootstrap.sh --compare [configure args]: also install the allocators
+# `make compare` measures lb_pcp against (jemalloc, TCMalloc, mimalloc)
+# and gnuplot for its plot. The library never needs them.
 set -eu
 
 cd "$(dirname "$0")"
 
 pkgs="build-essential autoconf automake libtool pkgconf \
 libck-dev liburcu-dev libcriterion-dev valgrind"
+if [ "${1:-}" = --compare ]; then
+	shift
+	pkgs="$pkgs libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev \
+gnuplot-nox"
+fi
 
 missing=
 for p in $pkgs; do

@@ -14,5 +14,6 @@
 #include <lockbatch/wbatch.h>
 #include <lockbatch/pcpu.h>
 #include <lockbatch/pcp.h>
+#include <lockbatch/freelist.h>
 
 #endif /* LOCKBATCH_LOCKBATCH_H */

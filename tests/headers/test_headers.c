@@ -12,6 +12,7 @@
 #define LB_HDR_PCPU 4
 #define LB_HDR_LOCKBATCH 5
 #define LB_HDR_VERSION 6
+#define LB_HDR_FREELIST 7
 
 #if LB_HDR == LB_HDR_CPU
 #include <lockbatch/cpu.h>
@@ -83,6 +84,25 @@ static int probe(void)
 {
 	return LB_VERSION == ((LB_VERSION_MAJOR << 16) |
 			      (LB_VERSION_MINOR << 8) | LB_VERSION_PATCH);
+}
+#elif LB_HDR == LB_HDR_FREELIST
+#include <lockbatch/freelist.h>
+#include <lockbatch/freelist.h>
+#define NAME "lockbatch/freelist.h"
+static int probe(void)
+{
+	static void *arena[64];
+	struct lb_freelist_conf c = { .obj_size = 64, .arena = arena,
+				      .arena_size = sizeof(arena) };
+	struct lb_freelist *fl;
+	struct lb_pcp_backend be;
+	void *o;
+
+	return lb_freelist_create(&fl, &c) == 0 &&
+	       lb_freelist_pcp_backend(fl, &be) == 0 &&
+	       be.alloc_bulk(be.ctx, 0, &o, 1) == 1 &&
+	       lb_freelist_owns(fl, o) == 1 && lb_freelist_destroy(fl) == 0 &&
+	       LB_FREELIST_MIN_OBJ_SIZE >= sizeof(void *);
 }
 #else
 #error "LB_HDR names no header"

@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/*
+ * lb-compare's output: text tables, JSON and a gnuplot PNG, all from the
+ * same cells (median of the repetitions, spread = (max - min) / median).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "compare.h"
+
+struct cmp_cell *cmp_cell(struct cmp_report *r, unsigned int w,
+			  unsigned int s, unsigned int t, unsigned int b)
+{
+	return &r->cells[((w * r->ns + s) * r->nt + t) * r->nb + b];
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+double cmp_median(const double *v, unsigned int n)
+{
+	double s[16];
+
+	if (!n)
+		return 0;
+	memcpy(s, v, n * sizeof(*v));
+	qsort(s, n, sizeof(*s), cmp_double);
+	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+static double spread(const struct cmp_cell *c)
+{
+	double lo = c->mops[0], hi = c->mops[0], m = cmp_median(c->mops, c->n);
+	unsigned int i;
+
+	for (i = 1; i < c->n; i++) {
+		lo = c->mops[i] < lo ? c->mops[i] : lo;
+		hi = c->mops[i] > hi ? c->mops[i] : hi;
+	}
+	return m > 0 ? (hi - lo) / m : 0;
+}
+
+/* Column of the reference back-end (pcp-adaptive), else the first. */
+static unsigned int ref_col(const struct cmp_report *r)
+{
+	unsigned int b;
+
+	for (b = 0; b < r->nb; b++)
+		if (r->be[b] == CMP_REF_BACKEND)
+			return b;
+	return 0;
+}
+
+static const char *bname(const struct cmp_report *r, unsigned int b)
+{
+	return cmp_backends[r->be[b]].name;
+}
+
+static int is_lockbatch(const struct cmp_report *r, unsigned int b)
+{
+	return cmp_backends[r->be[b]].pcp_tuner >= 0 ||
+	       cmp_backends[r->be[b]].is_mutex;
+}
+
+static void header(FILE *f, struct cmp_report *r)
+{
+	unsigned int b;
+
+	fprintf(f, "lb-compare, %s, %s\n", r->when, r->machine);
+	fprintf(f, "%g s per run, median of %u runs; back-ends interleaved; "
+		   "spread = (max - min) / median\n", r->seconds, r->reps);
+	for (b = 0; b < r->nb; b++)
+		fprintf(f, "  %-14s %s\n", bname(r, b), r->versions[b]);
+}
+
+static void col_heads(FILE *f, struct cmp_report *r, int lockbatch_only)
+{
+	unsigned int b;
+
+	fprintf(f, "%-16s %4s", "workload size", "thr");
+	for (b = 0; b < r->nb; b++)
+		if (!lockbatch_only || is_lockbatch(r, b))
+			fprintf(f, " %13s", bname(r, b));
+	fputc('\n', f);
+}
+
+static void throughput_table(FILE *f, struct cmp_report *r)
+{
+	unsigned int w, s, t, b, ref = ref_col(r), over = 0;
+
+	fprintf(f, "\nThroughput: %s column in M allocations/s (each freed), "
+		   "others as ratio to it; +-spread\n", bname(r, ref));
+	col_heads(f, r, 0);
+	for (w = 0; w < r->nw; w++)
+	for (s = 0; s < r->ns; s++)
+	for (t = 0; t < r->nt; t++) {
+		double m0 = cmp_median(cmp_cell(r, w, s, t, ref)->mops,
+				       cmp_cell(r, w, s, t, ref)->n);
+
+		over |= r->threads[t] > r->ncpu;
+		fprintf(f, "%-9s %6zu %3u%s", cmp_workload_name(r->wl[w]),
+			r->sizes[s], r->threads[t],
+			r->threads[t] > r->ncpu ? "*" : " ");
+		for (b = 0; b < r->nb; b++) {
+			struct cmp_cell *c = cmp_cell(r, w, s, t, b);
+			double m = cmp_median(c->mops, c->n);
+
+			if (!c->n)
+				fprintf(f, " %13s", "failed");
+			else if (b == ref)
+				fprintf(f, " %7.2fM+-%2.0f%%", m, 100 * spread(c));
+			else
+				fprintf(f, " %7.2fx+-%2.0f%%", m0 > 0 ? m / m0 : 0,
+					100 * spread(c));
+		}
+		fputc('\n', f);
+	}
+	if (over)
+		fprintf(f, "* oversubscribed: more threads than the %u CPUs of "
+			   "this machine\n", r->ncpu);
+}
+
+static void memory_table(FILE *f, struct cmp_report *r)
+{
+	unsigned int w, s, b, t = r->nt - 1;
+
+	fprintf(f, "\nMemory at %u threads: peak RSS growth over the start / "
+		   "peak live bytes (1.00 = no overhead); live MiB\n",
+		r->threads[t]);
+	col_heads(f, r, 0);
+	for (w = 0; w < r->nw; w++)
+	for (s = 0; s < r->ns; s++) {
+		fprintf(f, "%-9s %6zu %3u ", cmp_workload_name(r->wl[w]),
+			r->sizes[s], r->threads[t]);
+		for (b = 0; b < r->nb; b++) {
+			struct cmp_result *x = &cmp_cell(r, w, s, t, b)->last;
+			double live = x->peak_live_kib;
+			double grow = (double)x->peak_rss_kib - x->base_rss_kib;
+
+			fprintf(f, " %6.2f/%5.1fM", live > 0 ? grow / live : 0,
+				live / 1024);
+		}
+		fputc('\n', f);
+	}
+}
+
+static void lock_table(FILE *f, struct cmp_report *r)
+{
+	unsigned int w, s, t, b;
+
+	fprintf(f, "\nBack-end lock holds per 1000 allocations (lockbatch rows)\n");
+	col_heads(f, r, 1);
+	for (w = 0; w < r->nw; w++)
+	for (s = 0; s < r->ns; s++)
+	for (t = 0; t < r->nt; t++) {
+		fprintf(f, "%-9s %6zu %3u ", cmp_workload_name(r->wl[w]),
+			r->sizes[s], r->threads[t]);
+		for (b = 0; b < r->nb; b++) {
+			struct cmp_result *x = &cmp_cell(r, w, s, t, b)->last;
+
+			if (is_lockbatch(r, b))
+				fprintf(f, " %13.2f", x->ops ?
+					1000.0 * x->lock_trips / x->ops : 0);
+		}
+		fputc('\n', f);
+	}
+}
+
+void cmp_print_tables(FILE *f, struct cmp_report *r)
+{
+	unsigned int i, errs = 0;
+
+	header(f, r);
+	throughput_table(f, r);
+	memory_table(f, r);
+	lock_table(f, r);
+	for (i = 0; i < r->nw * r->ns * r->nt * r->nb; i++)
+		errs += r->cells[i].errors > 0 || r->cells[i].skipped;
+	if (errs)
+		fprintf(f, "\n%u configurations had failed runs or corrupted "
+			   "blocks (see --json)\n", errs);
+}
+
+static void json_cell(FILE *f, struct cmp_report *r, unsigned int w,
+		      unsigned int s, unsigned int t, unsigned int b)
+{
+	struct cmp_cell *c = cmp_cell(r, w, s, t, b);
+	struct cmp_cell *ref = cmp_cell(r, w, s, t, ref_col(r));
+	double m = cmp_median(c->mops, c->n), m0 = cmp_median(ref->mops, ref->n);
+	unsigned int i;
+
+	fprintf(f, "{\"workload\":\"%s\",\"size\":%zu,\"threads\":%u,"
+		   "\"oversubscribed\":%s,\"backend\":\"%s\",\"mops_runs\":[",
+		cmp_workload_name(r->wl[w]), r->sizes[s], r->threads[t],
+		r->threads[t] > r->ncpu ? "true" : "false", bname(r, b));
+	for (i = 0; i < c->n; i++)
+		fprintf(f, "%s%.4f", i ? "," : "", c->mops[i]);
+	fprintf(f, "],\"mops_median\":%.4f,\"spread\":%.4f,\"ratio\":%.4f,"
+		   "\"base_rss_kib\":%llu,\"peak_rss_kib\":%llu,"
+		   "\"peak_live_kib\":%llu,\"lock_trips\":%llu,\"ops\":%llu,"
+		   "\"refills\":%llu,\"refill_units\":%llu,"
+		   "\"errors\":%llu,\"failed_runs\":%s}",
+		m, spread(c), m0 > 0 ? m / m0 : 0,
+		(unsigned long long)c->last.base_rss_kib,
+		(unsigned long long)c->last.peak_rss_kib,
+		(unsigned long long)c->last.peak_live_kib,
+		(unsigned long long)c->last.lock_trips,
+		(unsigned long long)c->last.ops,
+		(unsigned long long)c->last.refills,
+		(unsigned long long)c->last.refill_units,
+		(unsigned long long)c->errors, c->skipped ? "true" : "false");
+}
+
+void cmp_print_json(FILE *f, struct cmp_report *r)
+{
+	unsigned int w, s, t, b, first = 1;
+
+	fprintf(f, "{\"date\":\"%s\",\"machine\":\"%s\",\"cpus\":%u,"
+		   "\"seconds\":%g,\"reps\":%u,\"reference\":\"%s\","
+		   "\"backends\":[", r->when, r->machine, r->ncpu, r->seconds,
+		r->reps, bname(r, ref_col(r)));
+	for (b = 0; b < r->nb; b++)
+		fprintf(f, "%s{\"name\":\"%s\",\"version\":\"%s\"}",
+			b ? "," : "", bname(r, b), r->versions[b]);
+	fputs("],\"results\":[\n", f);
+	for (w = 0; w < r->nw; w++)
+	for (s = 0; s < r->ns; s++)
+	for (t = 0; t < r->nt; t++)
+	for (b = 0; b < r->nb; b++) {
+		fputs(first ? "" : ",\n", f);
+		json_cell(f, r, w, s, t, b);
+		first = 0;
+	}
+	fputs("\n]}\n", f);
+}
+
+/* Ten colours that stay apart; line styles cycle through them. */
+static const char *const colours[] = {
+	"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+	"#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+};
+
+/*
+ * One panel per workload (rows) and size (columns): M allocs/s by threads;
+ * the key once, in the first panel. The lockbatch rows are solid, the
+ * malloc rows dashed.
+ */
+static void plot_script(FILE *g, struct cmp_report *r, const char *png,
+			const char *dat)
+{
+	unsigned int w, s, b, k = 0;
+
+	fprintf(g, "set terminal pngcairo noenhanced size %u,%u font ',9'\n",
+		420 * r->ns, 320 * r->nw);
+	fprintf(g, "set output '%s'\nset logscale x 2\nset logscale y 10\n",
+		png);
+	fprintf(g, "set xlabel 'threads (%u CPUs)'\nset ylabel 'M allocs/s'\n"
+		   "set key top right font ',7'\nnames = \"", r->ncpu);
+	for (b = 0; b < r->nb; b++)
+		fprintf(g, "%s%s", b ? " " : "", bname(r, b));
+	fputs("\"\n", g);
+	for (b = 0; b < r->nb; b++)
+		fprintf(g, "set style line %u lc rgb '%s' lw 1.5 pt %u dt %u\n",
+			b + 1, colours[b % 10], b % 14 + 1,
+			is_lockbatch(r, b) ? 1 : 2);
+	fprintf(g, "set multiplot layout %u,%u title 'lb-compare, %s, %g s x %u'\n",
+		r->nw, r->ns, r->when, r->seconds, r->reps);
+	for (w = 0; w < r->nw; w++)
+	for (s = 0; s < r->ns; s++, k++) {
+		fprintf(g, "set title '%s, %zu B'\n", cmp_workload_name(r->wl[w]),
+			r->sizes[s]);
+		fprintf(g, "plot for [i=2:%u] '%s' index %u using 1:i with "
+			   "linespoints ls (i-1) title word(names, i-1)\n",
+			r->nb + 1, dat, k);
+		if (!k)
+			fputs("unset key\n", g);
+	}
+	fputs("unset multiplot\n", g);
+}
+
+int cmp_plot(struct cmp_report *r, const char *png)
+{
+	char dat[512];
+	unsigned int w, s, t, b;
+	FILE *d, *g;
+	int st;
+
+	snprintf(dat, sizeof(dat), "%s.dat", png);
+	d = fopen(dat, "w");
+	if (!d)
+		return -1;
+	for (w = 0; w < r->nw; w++)
+	for (s = 0; s < r->ns; s++) {
+		fprintf(d, "# %s %zu\n", cmp_workload_name(r->wl[w]), r->sizes[s]);
+		for (t = 0; t < r->nt; t++) {
+			fprintf(d, "%u", r->threads[t]);
+			for (b = 0; b < r->nb; b++) {
+				struct cmp_cell *c = cmp_cell(r, w, s, t, b);
+
+				fprintf(d, " %.4f", cmp_median(c->mops, c->n));
+			}
+			fputc('\n', d);
+		}
+		fputs("\n\n", d);
+	}
+	fclose(d);
+	g = popen("gnuplot 2>&1", "w");
+	if (!g)
+		return -1;
+	plot_script(g, r, png, dat);
+	st = pclose(g);
+	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+		fprintf(stderr, "lb-compare: gnuplot failed or is not installed; "
+			"data in %s\n", dat);
+		return WIFEXITED(st) && WEXITSTATUS(st) == 127 ? 0 : -1;
+	}
+	fprintf(stderr, "lb-compare: plot in %s\n", png);
+	return 0;
+}
