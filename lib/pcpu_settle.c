@@ -74,13 +74,14 @@ static int settle(struct lb_pcpu *pc, void *obj, struct lb_node *n,
 	int rc;
 	long r;
 
-	if (lbi_in_callback())
-		return -EDEADLK;
-	if (!pc->ops.refcount)
-		return -EOPNOTSUPP;
+	/* Ownership, then calling context, then what the back-end offers. */
 	rc = lbi_node_check(pc, n);
+	if (!rc)
+		rc = lbi_context_check(pc);
 	if (rc)
 		return rc;
+	if (!pc->ops.refcount)
+		return -EOPNOTSUPP;
 	for (;;) {
 		rc = lbi_lock_node_slot(pc, n);
 		if (rc < 0)
