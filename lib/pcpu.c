@@ -205,7 +205,12 @@ static void commit_runs(struct lb_pcpu *pc, struct lbi_flushbuf *buf)
 	ck_pr_add_64(&s->backend_locks, runs);
 	ck_pr_add_64(&s->objs_committed, buf->nr);
 	ck_pr_inc_64(&s->flushes_committed);
-	/* Orders the commit and @put before inflight drops (settle waits on it). */
+	/*
+	 * Orders the commit and @put before inflight drops: drains and settle
+	 * wait on these counters, then let the caller free the objects.
+	 */
+	lbi_tsan_release(&s->epoch_inflight[buf->epoch]);
+	lbi_tsan_release(&s->inflight);
 	ck_pr_fence_release();
 	ck_pr_dec_32(&s->epoch_inflight[buf->epoch]);
 	ck_pr_dec_32(&s->inflight);

@@ -238,6 +238,7 @@ static void wait_epoch(struct lbi_slot *s, unsigned int old)
 		lbi_wait_step(&b, &spins);
 	/* Pairs with the release fence before the counters drop. */
 	ck_pr_fence_acquire();
+	lbi_tsan_acquire(&s->epoch_inflight[old]);
 }
 
 /* One slot of a pass; the drain mutex is held. */
@@ -274,6 +275,7 @@ void lbi_wait_flushes(struct lb_pcpu *pc, unsigned int idx)
 	if (!ck_pr_load_32(&s->inflight)) {
 		/* Drained to zero: the flushes' @put calls are visible. */
 		ck_pr_fence_acquire();
+		lbi_tsan_acquire(&s->inflight);
 		return;
 	}
 	lbi_drain_lock(pc);

@@ -62,6 +62,7 @@ static bool home_in_flight(const struct lb_pcpu *pc, const struct lb_node *n)
 		return true;
 	/* Drained to zero: the flushes' @put calls are visible from here. */
 	ck_pr_fence_acquire();
+	lbi_tsan_acquire(&pc->slots[home - 1].inflight);
 	return false;
 }
 
