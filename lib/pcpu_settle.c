@@ -100,8 +100,15 @@ static int settle(struct lb_pcpu *pc, void *obj, struct lb_node *n,
 				return -EAGAIN;
 			continue;
 		}
-		if (r == expected)
+		if (r == expected) {
+			/*
+			 * Without @put the batch's reference is not in R: a
+			 * flush still holding the object is invisible there.
+			 */
+			if (!pc->ops.put)
+				lbi_wait_node_flush(pc, n);
 			return outcome(pc, LB_SETTLED);
+		}
 		if (r < expected)
 			return -ERANGE;
 		if (r - expected > 1)

@@ -138,7 +138,7 @@
 #define LB_PCPU_NEST_MAX 8
 
 /**
- * define LB_PCPU_DEFER_MAX - Batches one thread may owe to deferred flushes (16).
+ * define LB_PCPU_DEFER_MAX - Deferred batches one thread may owe (16).
  *
  * Adds made from inside @commit (any instance's) that have to flush queue
  * their batch on the thread; a further add finding this many queued
@@ -504,9 +504,10 @@ const char *lb_pcpu_flush_cause_name(enum lb_flush_cause cause);
  * batch, lb_pcpu_drain_local() for those of the current slot,
  * lb_pcpu_drain_all(), lb_pcpu_drain_all_forced() and lb_pcpu_disable() for
  * those of every slot that started before the pass reached it, and settle
- * for those of the object's home slot (bounded by
- * %LB_PCPU_SETTLE_WAIT_NS, since it only decides). None of them waits for
- * flushes that start after it: those are of objects added later.
+ * for those of the object's home slot (bounded by %LB_PCPU_SETTLE_WAIT_NS
+ * while the batch's reference decides between %LB_DRAINED and %LB_BUSY;
+ * unbounded, as drain_obj, before %LB_SETTLED without @put). None of them
+ * waits for flushes that start after it: those are of objects added later.
  */
 
 /**
@@ -657,6 +658,12 @@ enum lb_settle_result {
  * %LB_BUSY without waiting. A re-add of the object to another slot while
  * its previous flush is still in flight also reads as %LB_BUSY.
  *
+ * Without a @put op (the batch holds no counted reference) a flush between
+ * swap-out and commit is invisible in R: before it returns %LB_SETTLED,
+ * settle waits for the flushes of the home slot that started before, so
+ * that %LB_SETTLED, like lb_pcpu_drain_obj(), means that no batch and no
+ * flush references the object.
+ *
  * Retry contract: %LB_SETTLED and %LB_DRAINED describe the count at one
  * instant during the call; to act on them (freeze the count, migrate) the
  * caller must keep new references out, and must exclude lb_pcpu_add() of
@@ -676,8 +683,9 @@ enum lb_settle_result {
  * lru_cache_drain_for_folio()'s local-then-all escalation.
  *
  * Context: Any thread but a callback of @pc. May take the object's slot
- * lock and the back-end lock; calls @refcount (also under the slot lock: it must not
- * block or call into @pc); may wait up to %LB_PCPU_SETTLE_WAIT_NS.
+ * lock and the back-end lock; calls @refcount (also under the slot lock:
+ * it must not block or call into @pc); may wait up to
+ * %LB_PCPU_SETTLE_WAIT_NS (without @put: for the home slot's flushes).
  * Return: %LB_SETTLED, %LB_DRAINED or %LB_BUSY, or, in this order of
  * checks (the DOC block's):
  * * %-EINVAL - @pc, @obj or @n is NULL, @expected is negative; or
@@ -750,8 +758,8 @@ int lb_pcpu_settle_held(struct lb_pcpu *pc, void *obj, struct lb_node *n,
  * cpu_needs_drain()), without the per-CPU work items: each slot is flushed
  * from the calling thread.
  *
- * Context: Any thread but a callback of @pc. May sleep on the drain mutex; takes
- * slot locks one at a time, each followed by the back-end lock; may wait
+ * Context: Any thread but a callback of @pc. May sleep on the drain mutex;
+ * takes slot locks one at a time, each followed by the back-end lock; may wait
  * for other threads' flushes to finish (do not call it holding a lock
  * their callbacks take).
  * Return: the number of objects this call's pass flushed (0 when it shared

@@ -216,6 +216,9 @@ static void check(unsigned int op)
 				flushes += st[s].flushes[c];
 		}
 		cr_assert(eq(u64, flushes, t.total.flushes_committed));
+		cr_assert(eq(u64, t.drain.drain_all_calls,
+			     t.drain.drain_all_passes +
+			     t.drain.drain_all_coalesced));
 		/* One back-end per instance: one lock hold per flush. */
 		cr_assert(eq(u64, t.backend_locks, flushes),
 			  "instance %u op %u: " LB_SEED_FMT, i, op,

@@ -211,6 +211,7 @@ static unsigned int c20_taken;		/* atomic: the drainer has it */
 static unsigned int c20_done;		/* atomic */
 static unsigned int c20_early;		/* drain_obj returned before commit */
 static unsigned int c20_errors;		/* calls that failed */
+static int c20_by_settle;		/* drain by settle, not drain_obj */
 
 static void c20_commit(void *bp, void **objs, unsigned int n)
 {
@@ -234,10 +235,18 @@ static void c20_commit(void *bp, void **objs, unsigned int n)
 	}
 }
 
+/* Only the owner's reference: the batch takes none (no get/put). */
+static long c20_refcount(void *o)
+{
+	(void)o;
+	return 1;
+}
+
 static const struct lb_backend_ops c20_ops = {
 	.lock = be_lock,
 	.unlock = be_unlock,
 	.commit = c20_commit,
+	.refcount = c20_refcount,
 };
 
 static void *c20_adder(void *arg)
@@ -277,7 +286,9 @@ static void *c20_drainer(void *arg)
 			continue;
 		}
 		__atomic_store_n(&c20_taken, 1, __ATOMIC_RELEASE);
-		if (lb_pcpu_drain_obj(pc, &o->node) < 0)
+		if (c20_by_settle ? lb_pcpu_settle(pc, o, &o->node, 1) !=
+					    LB_SETTLED :
+				    lb_pcpu_drain_obj(pc, &o->node) < 0)
 			c20_errors++;
 		/* "Drained": no batch and no flush references it any more. */
 		if (*(volatile unsigned int *)&o->committed != 1)
@@ -288,7 +299,7 @@ static void *c20_drainer(void *arg)
 	return NULL;
 }
 
-Test(cases2, c20_drain_obj_then_free, .timeout = 60)
+static void c20_run(void)
 {
 	struct lb_pcpu *pc = be_create(0, 2, 0, &c20_ops);
 	pthread_t a, b;
@@ -301,6 +312,18 @@ Test(cases2, c20_drain_obj_then_free, .timeout = 60)
 	cr_assert(eq(u32, c20_errors, 0));
 	cr_assert(eq(u32, c20_early, 0), "drain_obj returned before the commit");
 	be_destroy_all();
+}
+
+Test(cases2, c20_drain_obj_then_free, .timeout = 60)
+{
+	c20_run();
+}
+
+/* The same for settle: LB_SETTLED without @put also means "no flush". */
+Test(cases2, c20_settled_then_free, .timeout = 60)
+{
+	c20_by_settle = 1;
+	c20_run();
 }
 
 /*
