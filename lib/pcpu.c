@@ -173,6 +173,8 @@ static void *backend_of(const struct lb_pcpu *pc, void *obj)
 	return pc->ops.backend_of ? pc->ops.backend_of(obj) : pc->backend;
 }
 
+static void run_deferred(void);
+
 static void commit_runs(struct lb_pcpu *pc, struct lbi_flushbuf *buf)
 {
 	struct lbi_slot *s = &pc->slots[buf->slot];
@@ -193,6 +195,8 @@ static void commit_runs(struct lb_pcpu *pc, struct lbi_flushbuf *buf)
 		pc->ops.commit(be, buf->objs + i, j - i);
 		cur.locked--;
 		pc->ops.unlock(be);
+		/* What @commit queued, now that no back-end lock is held. */
+		run_deferred();
 		if (pc->ops.after)
 			pc->ops.after(be, buf->objs + i, j - i);
 		runs++;
