@@ -22,15 +22,32 @@
 
 static uint32_t next_pcpu_id;
 
-/* Re-entrant adds (made by commit) that had to flush, per thread. */
-#define LBI_PENDING_MAX 4
-struct lbi_reentry {
-	struct lb_pcpu *committing;	/* pc whose commit runs on this thread */
-	unsigned int in_callback;	/* depth of commit_runs() on this thread */
-	unsigned int nr_pending;
-	struct lbi_flushbuf pending[LBI_PENDING_MAX];
+/*
+ * What this thread is doing inside flushes, for every instance at once.
+ * frames: the instances whose flush runs its callbacks on this thread,
+ * innermost last; locked: how many of those are inside @commit (their
+ * back-end lock is held); deferred: batches that adds made while a back-end
+ * lock was held had to flush, each with the instance it belongs to. They
+ * are committed as soon as this thread holds no back-end lock, so a
+ * back-end lock is never taken under another by an add, and the outermost
+ * flush returns with the queue empty.
+ */
+struct lbi_deferred {
+	struct lb_pcpu *pc;
+	struct lbi_flushbuf buf;
 };
-static __thread struct lbi_reentry reentry;
+
+struct lbi_thread {
+	const struct lb_pcpu *frames[LB_PCPU_NEST_MAX];
+	unsigned int depth;
+	unsigned int locked;
+	/* Instances whose drain mutex this thread holds (one per depth). */
+	const struct lb_pcpu *drains[LB_PCPU_NEST_MAX + 1];
+	unsigned int nr_drains;
+	unsigned int nr_deferred;
+	struct lbi_deferred deferred[LB_PCPU_DEFER_MAX];
+};
+static __thread struct lbi_thread cur;
 
 const char *lb_pcpu_flush_cause_name(enum lb_flush_cause cause)
 {
@@ -156,14 +173,15 @@ static void *backend_of(const struct lb_pcpu *pc, void *obj)
 	return pc->ops.backend_of ? pc->ops.backend_of(obj) : pc->backend;
 }
 
+static void run_deferred(void);
+
 static void commit_runs(struct lb_pcpu *pc, struct lbi_flushbuf *buf)
 {
-	struct lb_pcpu *outer = reentry.committing;
 	struct lbi_slot *s = &pc->slots[buf->slot];
 	unsigned int i = 0, j, runs = 0;
 	void *be, *next = NULL;
 
-	reentry.in_callback++;
+	cur.frames[cur.depth++] = pc;
 	be = buf->nr ? backend_of(pc, buf->objs[0]) : NULL;
 	while (i < buf->nr) {
 		/* One lock hold per run of objects sharing a back-end. */
@@ -173,10 +191,12 @@ static void commit_runs(struct lb_pcpu *pc, struct lbi_flushbuf *buf)
 				break;
 		}
 		pc->ops.lock(be);
-		reentry.committing = pc;
+		cur.locked++;
 		pc->ops.commit(be, buf->objs + i, j - i);
-		reentry.committing = outer;
+		cur.locked--;
 		pc->ops.unlock(be);
+		/* What @commit queued, now that no back-end lock is held. */
+		run_deferred();
 		if (pc->ops.after)
 			pc->ops.after(be, buf->objs + i, j - i);
 		runs++;
@@ -187,34 +207,77 @@ static void commit_runs(struct lb_pcpu *pc, struct lbi_flushbuf *buf)
 		for (i = 0; i < buf->nr; i++)
 			pc->ops.put(buf->objs[i]);
 	ck_pr_add_64(&s->backend_locks, runs);
-	/* Orders the commit and @put before inflight drops (settle waits on it). */
+	ck_pr_add_64(&s->objs_committed, buf->nr);
+	ck_pr_inc_64(&s->flushes_committed);
+	/*
+	 * Orders the commit and @put before inflight drops: drains and settle
+	 * wait on these counters, then let the caller free the objects.
+	 */
+	lbi_tsan_release(&s->epoch_inflight[buf->epoch]);
+	lbi_tsan_release(&s->inflight);
 	ck_pr_fence_release();
 	ck_pr_dec_32(&s->epoch_inflight[buf->epoch]);
 	ck_pr_dec_32(&s->inflight);
-	reentry.in_callback--;
-}
-
-/* Whether this thread runs @commit, @after or @put of some flush now. */
-bool lbi_in_callback(void)
-{
-	return reentry.in_callback != 0;
+	cur.depth--;
 }
 
 /*
- * Commit a swapped-out batch, then any batches that adds made from inside
- * commit queued on this thread. Runs with no lock of ours held.
+ * Whether this thread may wait for, or flush, @pc now: not from inside a
+ * flush of @pc (its back-end lock may be held, and a wait would wait for
+ * this very flush), nor while this thread owes @pc a deferred batch (its
+ * in-flight count cannot drop before the outer flush returns) or holds its
+ * drain mutex (a callback of a drain_all pass), nor one frame deeper than
+ * the documented bound.
+ */
+int lbi_context_check(const struct lb_pcpu *pc)
+{
+	unsigned int i;
+
+	for (i = 0; i < cur.depth; i++)
+		if (cur.frames[i] == pc)
+			return -EDEADLK;
+	for (i = 0; i < cur.nr_drains; i++)
+		if (cur.drains[i] == pc)
+			return -EDEADLK;
+	for (i = 0; i < cur.nr_deferred; i++)
+		if (cur.deferred[i].pc == pc)
+			return -EDEADLK;
+	return cur.depth < LB_PCPU_NEST_MAX ? 0 : -ELOOP;
+}
+
+/* The drain mutex, remembered per thread for lbi_context_check(). */
+void lbi_drain_lock(struct lb_pcpu *pc)
+{
+	pthread_mutex_lock(&pc->drain.lock);
+	cur.drains[cur.nr_drains++] = pc;
+}
+
+void lbi_drain_unlock(struct lb_pcpu *pc)
+{
+	cur.nr_drains--;
+	pthread_mutex_unlock(&pc->drain.lock);
+}
+
+/* Commit the deferred batches this thread may commit now, newest first. */
+static void run_deferred(void)
+{
+	struct lbi_deferred d;
+
+	while (cur.nr_deferred && !cur.locked &&
+	       cur.depth < LB_PCPU_NEST_MAX) {
+		d = cur.deferred[--cur.nr_deferred];
+		commit_runs(d.pc, &d.buf);
+	}
+}
+
+/*
+ * Commit a swapped-out batch, then the batches its callbacks deferred.
+ * Runs with no lock of ours held; the caller checked the nesting bound.
  */
 void lbi_flush_buf(struct lb_pcpu *pc, struct lbi_flushbuf *buf)
 {
-	struct lbi_flushbuf local;
-
 	commit_runs(pc, buf);
-	if (reentry.committing)
-		return;		/* the outermost flush empties the queue */
-	while (reentry.nr_pending) {
-		local = reentry.pending[--reentry.nr_pending];
-		commit_runs(pc, &local);
-	}
+	run_deferred();
 }
 
 /* @room: what lbi_wbatch_add() returned; > 0 means only disable flushes. */
@@ -236,8 +299,9 @@ static enum lb_flush_cause add_cause(const struct lb_pcpu *pc,
 
 /*
  * The add asked for a flush: swap the batch out and commit it, or, for an
- * add made by commit itself, queue it behind the outer flush. Out of line
- * so the no-flush path keeps a small frame (the flush buffer is 270 bytes).
+ * add made while this thread holds a back-end lock (from some @commit) or
+ * at the nesting bound, defer it to the enclosing flush. Out of line so
+ * the no-flush path keeps a small frame (the flush buffer is 270 bytes).
  */
 static __attribute__((noinline)) int add_flush(struct lb_pcpu *pc,
 					       unsigned int idx, void *obj,
@@ -245,26 +309,30 @@ static __attribute__((noinline)) int add_flush(struct lb_pcpu *pc,
 					       uint32_t weight, int rc)
 {
 	struct lbi_slot *s = &pc->slots[idx];
+	enum lb_flush_cause cause = add_cause(pc, &s->batch, weight, rc);
 	struct lbi_flushbuf buf;
+	struct lbi_deferred *d;
 
-	if (lbi_unlikely(reentry.committing == pc)) {
-		/* Called from commit: the back-end lock may be ours already. */
-		if (reentry.nr_pending == LBI_PENDING_MAX) {
-			lbi_wbatch_unadd(&s->batch, weight);
-			ck_pr_store_32(&n->slot, 0);
-			lbi_spin_unlock(&s->lock);
-			if (pc->ops.put)
-				pc->ops.put(obj);
-			return -EAGAIN;
-		}
-		lbi_swap_out(pc, idx, &reentry.pending[reentry.nr_pending++],
-			     add_cause(pc, &s->batch, weight, rc));
+	if (lbi_likely(!cur.locked && cur.depth < LB_PCPU_NEST_MAX)) {
+		lbi_swap_out(pc, idx, &buf, cause);
 		lbi_spin_unlock(&s->lock);
+		lbi_flush_buf(pc, &buf);
 		return 1;
 	}
-	lbi_swap_out(pc, idx, &buf, add_cause(pc, &s->batch, weight, rc));
+	if (cur.nr_deferred == LB_PCPU_DEFER_MAX) {
+		lbi_wbatch_unadd(&s->batch, weight);
+		s->st.adds--;
+		s->st.weight_added -= weight;
+		ck_pr_store_32(&n->slot, 0);
+		lbi_spin_unlock(&s->lock);
+		if (pc->ops.put)
+			pc->ops.put(obj);
+		return -EAGAIN;
+	}
+	d = &cur.deferred[cur.nr_deferred++];
+	d->pc = pc;
+	lbi_swap_out(pc, idx, &d->buf, cause);
 	lbi_spin_unlock(&s->lock);
-	lbi_flush_buf(pc, &buf);
 	return 1;
 }
 
@@ -291,7 +359,8 @@ int lb_pcpu_add(struct lb_pcpu *pc, void *obj, struct lb_node *n,
 	ck_pr_store_32(&n->owner, pc->id);
 	if (pc->ops.get)
 		pc->ops.get(obj);
-	/* No add counters here: lb_pcpu_stats() derives them. */
+	s->st.adds++;
+	s->st.weight_added += weight;
 	s->nodes[s->batch.nr] = n;
 	rc = lbi_wbatch_add(&s->batch, obj, weight);
 	/*
@@ -327,19 +396,32 @@ int lbi_drain_slot(struct lb_pcpu *pc, unsigned int idx,
 
 int lb_pcpu_drain_local(struct lb_pcpu *pc)
 {
+	unsigned int idx;
+	int rc;
+
 	if (!pc)
 		return -EINVAL;
-	return lbi_drain_slot(pc, lbi_cpu_slot(pc->cpu_fn, pc->cpu_arg,
-					       pc->nr_slots),
-			      LB_FLUSH_DRAIN_LOCAL);
+	rc = lbi_context_check(pc);
+	if (rc)
+		return rc;
+	idx = lbi_cpu_slot(pc->cpu_fn, pc->cpu_arg, pc->nr_slots);
+	rc = lbi_drain_slot(pc, idx, LB_FLUSH_DRAIN_LOCAL);
+	/* Objects other threads swapped out of this slot before us, too. */
+	lbi_wait_flushes(pc, idx);
+	return rc;
 }
 
 int lb_pcpu_destroy(struct lb_pcpu *pc)
 {
 	unsigned int i, j;
 
+	int rc;
+
 	if (!pc)
 		return -EINVAL;
+	rc = lbi_context_check(pc);
+	if (rc)
+		return rc;
 	/* A slot in use means a concurrent user: refuse, change nothing. */
 	for (i = 0; i < pc->nr_slots; i++) {
 		struct lbi_slot *s = &pc->slots[i];
@@ -374,6 +456,8 @@ static void sum_stats(struct lb_pcpu_slot_stats *t,
 	t->weight_added += s->weight_added;
 	for (c = 0; c < LB_FLUSH_NR; c++)
 		t->flushes[c] += s->flushes[c];
+	t->flushes_committed += s->flushes_committed;
+	t->objs_committed += s->objs_committed;
 	t->objs_flushed += s->objs_flushed;
 	t->weight_flushed += s->weight_flushed;
 	t->nr_cached += s->nr_cached;
@@ -384,7 +468,7 @@ int lb_pcpu_stats(struct lb_pcpu *pc, struct lb_pcpu_stats *out,
 		  struct lb_pcpu_slot_stats *slots, unsigned int nr)
 {
 	struct lb_pcpu_slot_stats one;
-	unsigned int i;
+	unsigned int i, inflight;
 
 	if (!pc || (!slots && nr))
 		return -EINVAL;
@@ -403,14 +487,18 @@ int lb_pcpu_stats(struct lb_pcpu *pc, struct lb_pcpu_stats *out,
 		one.nr_cached = s->batch.nr;
 		one.weight_cached = s->batch.weight;
 		lbi_spin_unlock(&s->lock);
-		/* Every add enters a batch, and leaves it only by a flush. */
-		one.adds = one.objs_flushed + one.nr_cached;
-		one.weight_added = one.weight_flushed + one.weight_cached;
+		/* Read after the flush counts: a flush is never seen done only. */
+		ck_pr_fence_load();
+		inflight = ck_pr_load_32(&s->inflight);
+		ck_pr_fence_load();
+		one.flushes_committed = ck_pr_load_64(&s->flushes_committed);
+		one.objs_committed = ck_pr_load_64(&s->objs_committed);
 		if (i < nr)
 			slots[i] = one;
 		if (out) {
 			sum_stats(&out->total, &one);
 			out->backend_locks += ck_pr_load_64(&s->backend_locks);
+			out->flushes_inflight += inflight;
 		}
 	}
 	return (int)pc->nr_slots;

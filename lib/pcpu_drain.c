@@ -129,16 +129,39 @@ int lb_pcpu_drain_obj(struct lb_pcpu *pc, struct lb_node *n)
 
 	if (!pc || !n)
 		return -EINVAL;
-	if (lbi_in_callback())
-		return -EDEADLK;
 	rc = lbi_node_check(pc, n);
 	if (rc)
 		return rc == -ENOENT ? 0 : rc;
-	rc = lbi_lock_node_slot(pc, n);
-	if (rc <= 0)
+	rc = lbi_context_check(pc);
+	if (rc)
 		return rc;
-	flush_locked(pc, (unsigned int)rc - 1, LB_FLUSH_DRAIN_OBJ);
-	return 1;
+	rc = lbi_lock_node_slot(pc, n);
+	if (rc < 0)
+		return rc;
+	if (rc > 0) {
+		flush_locked(pc, (unsigned int)rc - 1, LB_FLUSH_DRAIN_OBJ);
+		return 1;
+	}
+	lbi_wait_node_flush(pc, n);
+	return 0;
+}
+
+/* Argument errors of every entry first, then ownership of every entry. */
+static int check_nodes(const struct lb_pcpu *pc, struct lb_node *const *nodes,
+		       unsigned int cnt)
+{
+	unsigned int i;
+	int rc;
+
+	for (i = 0; i < cnt; i++)
+		if (!nodes[i])
+			return -EINVAL;
+	for (i = 0; i < cnt; i++) {
+		rc = lbi_node_check(pc, nodes[i]);
+		if (rc && rc != -ENOENT)
+			return rc;
+	}
+	return 0;
 }
 
 int lb_pcpu_drain_objs(struct lb_pcpu *pc, struct lb_node *const *nodes,
@@ -151,16 +174,12 @@ int lb_pcpu_drain_objs(struct lb_pcpu *pc, struct lb_node *const *nodes,
 
 	if (!pc || (!nodes && cnt))
 		return -EINVAL;
-	if (lbi_in_callback())
-		return -EDEADLK;
-	/* All or nothing: validate every node before the first flush. */
-	for (i = 0; i < cnt; i++) {
-		if (!nodes[i])
-			return -EINVAL;
-		rc = lbi_node_check(pc, nodes[i]);
-		if (rc && rc != -ENOENT)
-			return rc;
-	}
+	/* All or nothing: every check before the first flush. */
+	rc = check_nodes(pc, nodes, cnt);
+	if (!rc)
+		rc = lbi_context_check(pc);
+	if (rc)
+		return rc;
 	if (pc->nr_slots > LBI_STACK_SLOTS) {
 		done = calloc((pc->nr_slots + 63) / 64, sizeof(*done));
 		if (!done)
@@ -170,6 +189,8 @@ int lb_pcpu_drain_objs(struct lb_pcpu *pc, struct lb_node *const *nodes,
 		unsigned int idx;
 
 		rc = lbi_lock_node_slot(pc, nodes[i]);
+		if (rc == 0)
+			lbi_wait_node_flush(pc, nodes[i]);
 		if (rc <= 0)
 			continue;	/* not cached, or moved away meanwhile */
 		idx = (unsigned int)rc - 1;
@@ -202,18 +223,31 @@ static bool slot_idle(struct lbi_slot *s)
 }
 
 /*
- * One slot of a pass; the drain mutex is held. The epoch flip splits the
- * slot's flushes into those that started before this point, which the
- * pass waits for, and later ones, which it does not chase. Only passes flip
- * (one at a time, under the mutex), so the old epoch only drains.
+ * Wait for the flushes of slot @idx that swapped out before this point;
+ * the drain mutex is held. The epoch flip splits the slot's flushes into
+ * those, counted in the old epoch, and later ones, which go to the new
+ * epoch and are not chased. Only holders of the mutex flip, one at a time,
+ * so the old epoch only drains.
  */
+static void wait_epoch(struct lbi_slot *s, unsigned int old)
+{
+	ck_backoff_t b = CK_BACKOFF_INITIALIZER;
+	unsigned int spins = 0;
+
+	while (ck_pr_load_32(&s->epoch_inflight[old]))
+		lbi_wait_step(&b, &spins);
+	/* Pairs with the release fence before the counters drop. */
+	ck_pr_fence_acquire();
+	lbi_tsan_acquire(&s->epoch_inflight[old]);
+}
+
+/* One slot of a pass; the drain mutex is held. */
 static unsigned int drain_slot_pass(struct lb_pcpu *pc, unsigned int idx,
 				    unsigned int rounds,
 				    enum lb_flush_cause cause)
 {
 	struct lbi_slot *s = &pc->slots[idx];
-	ck_backoff_t b = CK_BACKOFF_INITIALIZER;
-	unsigned int old, objs = 0, spins = 0;
+	unsigned int old, objs = 0;
 
 	lbi_spin_lock(&s->lock);
 	old = s->epoch & 1;
@@ -223,11 +257,49 @@ static unsigned int drain_slot_pass(struct lb_pcpu *pc, unsigned int idx,
 		lbi_spin_lock(&s->lock);
 	}
 	lbi_spin_unlock(&s->lock);
-	while (ck_pr_load_32(&s->epoch_inflight[old]))
-		lbi_wait_step(&b, &spins);
-	/* Pairs with the release fence before the counters drop. */
-	ck_pr_fence_acquire();
+	wait_epoch(s, old);
 	return objs;
+}
+
+/*
+ * Return once every flush of slot @idx that swapped out before the call
+ * has committed and run @put. The common case, nothing in flight, is one
+ * load; otherwise the wait takes the drain mutex (a pass may hold it for a
+ * while) so that epoch flips stay one at a time.
+ */
+void lbi_wait_flushes(struct lb_pcpu *pc, unsigned int idx)
+{
+	struct lbi_slot *s = &pc->slots[idx];
+	unsigned int old;
+
+	if (!ck_pr_load_32(&s->inflight)) {
+		/* Drained to zero: the flushes' @put calls are visible. */
+		ck_pr_fence_acquire();
+		lbi_tsan_acquire(&s->inflight);
+		return;
+	}
+	lbi_drain_lock(pc);
+	lbi_spin_lock(&s->lock);
+	old = s->epoch & 1;
+	s->epoch++;
+	lbi_spin_unlock(&s->lock);
+	wait_epoch(s, old);
+	lbi_drain_unlock(pc);
+}
+
+/*
+ * @n read "not cached": the flush that took it out of its batch, if any,
+ * was swapped out of its home slot, whose in-flight count it raised before
+ * it cleared the node (lbi_swap_out()). Wait for that slot's flushes.
+ */
+void lbi_wait_node_flush(struct lb_pcpu *pc, const struct lb_node *n)
+{
+	uint32_t home;
+
+	ck_pr_fence_load();
+	home = ck_pr_load_32(&n->home);
+	if (home && home <= pc->nr_slots)
+		lbi_wait_flushes(pc, home - 1);
 }
 
 static int drain_all(struct lb_pcpu *pc, bool forced, enum lb_flush_cause cause)
@@ -245,11 +317,11 @@ static int drain_all(struct lb_pcpu *pc, bool forced, enum lb_flush_cause cause)
 	ck_pr_fence_memory();
 	gen = ck_pr_load_64(&d->gen);
 	ck_pr_inc_64(&d->calls);
-	pthread_mutex_lock(&d->lock);
+	lbi_drain_lock(pc);
 	if (!forced && ck_pr_load_64(&d->gen) != gen) {
 		/* A pass started after our sample and has finished. */
 		ck_pr_inc_64(&d->coalesced);
-		pthread_mutex_unlock(&d->lock);
+		lbi_drain_unlock(pc);
 		return 0;
 	}
 	ck_pr_store_64(&d->gen, ck_pr_load_64(&d->gen) + 1);
@@ -268,16 +340,19 @@ static int drain_all(struct lb_pcpu *pc, bool forced, enum lb_flush_cause cause)
 	ck_pr_add_64(&d->slots_touched, touched);
 	if (touched > ck_pr_load_64(&d->slots_max))
 		ck_pr_store_64(&d->slots_max, touched);
-	pthread_mutex_unlock(&d->lock);
+	lbi_drain_unlock(pc);
 	return objs;
 }
 
 static int drain_all_checked(struct lb_pcpu *pc, bool forced)
 {
+	int rc;
+
 	if (!pc)
 		return -EINVAL;
-	if (lbi_in_callback())
-		return -EDEADLK;
+	rc = lbi_context_check(pc);
+	if (rc)
+		return rc;
 	return drain_all(pc, forced, LB_FLUSH_DRAIN_ALL);
 }
 
@@ -294,11 +369,13 @@ int lb_pcpu_drain_all_forced(struct lb_pcpu *pc)
 int lb_pcpu_disable(struct lb_pcpu *pc)
 {
 	uint32_t old;
+	int rc;
 
 	if (!pc)
 		return -EINVAL;
-	if (lbi_in_callback())
-		return -EDEADLK;
+	rc = lbi_context_check(pc);
+	if (rc)
+		return rc;
 	do {
 		old = ck_pr_load_32(&pc->disabled);
 		if (old == UINT32_MAX)

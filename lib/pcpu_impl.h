@@ -32,6 +32,8 @@ struct lbi_slot {
 	uint32_t epoch;			/* under lock; flipped by drain passes */
 	uint32_t epoch_inflight[2];	/* atomic */
 	uint64_t backend_locks;		/* back-end lock holds by flushes; atomic */
+	uint64_t flushes_committed;	/* flushes past @put; atomic */
+	uint64_t objs_committed;	/* their objects; atomic */
 	struct lb_wbatch batch;		/* under lock */
 	struct lb_node *nodes[LB_WBATCH_MAX];	/* under lock, parallel to batch */
 	struct lb_pcpu_slot_stats st;	/* under lock */
@@ -80,7 +82,9 @@ void lbi_swap_out(struct lb_pcpu *pc, unsigned int idx,
 void lbi_flush_buf(struct lb_pcpu *pc, struct lbi_flushbuf *buf);
 int lbi_drain_slot(struct lb_pcpu *pc, unsigned int idx,
 		   enum lb_flush_cause cause);
-bool lbi_in_callback(void);
+int lbi_context_check(const struct lb_pcpu *pc);
+void lbi_drain_lock(struct lb_pcpu *pc);
+void lbi_drain_unlock(struct lb_pcpu *pc);
 
 /* How often a drain or settle follows a node that moved before giving up. */
 #define LBI_CHASE_MAX 8
@@ -89,6 +93,8 @@ bool lbi_in_callback(void);
 int lbi_node_check(const struct lb_pcpu *pc, const struct lb_node *n);
 int lbi_lock_node_slot(struct lb_pcpu *pc, struct lb_node *n);
 void lbi_wait_step(ck_backoff_t *b, unsigned int *spins);
+void lbi_wait_flushes(struct lb_pcpu *pc, unsigned int idx);
+void lbi_wait_node_flush(struct lb_pcpu *pc, const struct lb_node *n);
 int lbi_drain_init(struct lb_pcpu *pc);
 void lbi_drain_fini(struct lb_pcpu *pc);
 void lbi_drain_stats(struct lb_pcpu *pc, struct lb_pcpu_drain_stats *out);

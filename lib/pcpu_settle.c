@@ -62,6 +62,7 @@ static bool home_in_flight(const struct lb_pcpu *pc, const struct lb_node *n)
 		return true;
 	/* Drained to zero: the flushes' @put calls are visible from here. */
 	ck_pr_fence_acquire();
+	lbi_tsan_acquire(&pc->slots[home - 1].inflight);
 	return false;
 }
 
@@ -74,13 +75,14 @@ static int settle(struct lb_pcpu *pc, void *obj, struct lb_node *n,
 	int rc;
 	long r;
 
-	if (lbi_in_callback())
-		return -EDEADLK;
-	if (!pc->ops.refcount)
-		return -EOPNOTSUPP;
+	/* Ownership, then calling context, then what the back-end offers. */
 	rc = lbi_node_check(pc, n);
+	if (!rc)
+		rc = lbi_context_check(pc);
 	if (rc)
 		return rc;
+	if (!pc->ops.refcount)
+		return -EOPNOTSUPP;
 	for (;;) {
 		rc = lbi_lock_node_slot(pc, n);
 		if (rc < 0)
@@ -98,8 +100,15 @@ static int settle(struct lb_pcpu *pc, void *obj, struct lb_node *n,
 				return -EAGAIN;
 			continue;
 		}
-		if (r == expected)
+		if (r == expected) {
+			/*
+			 * Without @put the batch's reference is not in R: a
+			 * flush still holding the object is invisible there.
+			 */
+			if (!pc->ops.put)
+				lbi_wait_node_flush(pc, n);
 			return outcome(pc, LB_SETTLED);
+		}
 		if (r < expected)
 			return -ERANGE;
 		if (r - expected > 1)

@@ -65,9 +65,53 @@
  * destroy       X        X           X         X        X          X       X       X
  * ===========  ===  ===========  =========  ======  =========  =======  =====  =======
  *
- * From inside @commit, @after or @put only lb_pcpu_add(), lb_pcpu_enable()
- * and lb_pcpu_stats() may be called; the drain and settle calls return
- * %-EDEADLK there.
+ * Callbacks and other instances: from inside @commit, @after or @put of
+ * an instance P, lb_pcpu_add(), lb_pcpu_enable() and lb_pcpu_stats() of P
+ * may be called; every other call on P returns %-EDEADLK there (it would
+ * take P's back-end lock again or wait for the caller's own flush). Every
+ * public call of *another* instance Q may be made, callbacks nesting up to
+ * %LB_PCPU_NEST_MAX flushes deep on one thread (beyond: %-ELOOP), with
+ * these rules:
+ *
+ * * An add that has to flush while the thread holds a back-end lock (from
+ *   inside any @commit) does not take another one: its swapped-out batch
+ *   is queued on the thread (at most %LB_PCPU_DEFER_MAX batches, else the
+ *   add returns %-EAGAIN) together with its instance, and committed through
+ *   that instance's back-end as soon as the thread holds no back-end lock,
+ *   before the outermost flush returns. So adds from callbacks may chain
+ *   and cycle between instances freely (a cycle must end: each add is a
+ *   new flush), and every object reaches its own back-end exactly once per
+ *   add.
+ * * Until its queued batches are committed, the thread may not drain,
+ *   settle, disable or destroy the instance they belong to (%-EDEADLK), nor
+ *   an instance whose drain_all pass or flush it is running.
+ * * The drain, settle, disable and destroy calls of Q run Q's flushes
+ *   synchronously: called from P's @commit, they take Q's back-end lock
+ *   under P's, and their waits wait for Q's flushes on other threads. The
+ *   caller must keep that order acyclic between threads (no Q callback
+ *   that drains P while a P callback drains Q), as with any nested locks.
+ *
+ * Errors: a call that can fail for several reasons checks them in one
+ * order, reports the first that applies, and changes nothing:
+ *
+ * 1. arguments (%-EINVAL): NULL pointers, values out of range, checked for
+ *    every argument (every entry of an array) before anything else;
+ * 2. ownership of the node or nodes: never added (%-ENOENT, or "nothing to
+ *    drain"), last cached by another instance (%-EXDEV), holding a slot
+ *    number the instance cannot have written (%-EINVAL);
+ * 3. calling context: %-EDEADLK, %-ELOOP (see above);
+ * 4. what the back-end offers: %-EOPNOTSUPP;
+ * 5. resources: %-ENOMEM;
+ * 6. state: %-EEXIST, %-EBUSY, %-EOVERFLOW, %-ERANGE, %-EAGAIN.
+ *
+ * Statistics identities (lb_pcpu_stats()), exact whenever no flush is in
+ * flight (in between, the in-flight flushes make up the difference): per
+ * slot and in total, @adds == @objs_flushed + @nr_cached, @objs_flushed ==
+ * @objs_committed, the flushes of all causes == @flushes_committed; in
+ * total, &lb_pcpu_stats.backend_locks == @flushes_committed when every
+ * batch's objects share one back-end (always without @backend_of; each
+ * further back-end in a batch adds one lock hold), and
+ * &lb_pcpu_stats.flushes_inflight == 0.
  *
  * Drain on demand (second half of this header): lb_pcpu_drain_obj() and
  * lb_pcpu_drain_objs() flush only the slots holding given objects;
@@ -82,6 +126,25 @@
  * lru_cache_disable(); "mm: allow smaller large folios to use lru_cache"
  * (RFC v3, 2026).
  */
+
+/**
+ * define LB_PCPU_NEST_MAX - Flushes one thread may nest through callbacks (8).
+ *
+ * A callback of one instance that calls into another instance, whose flush
+ * runs callbacks that call into a third, and so on, up to this many
+ * flushes deep. Deeper adds are queued (as from @commit); deeper drain,
+ * settle, disable and destroy calls return %-ELOOP.
+ */
+#define LB_PCPU_NEST_MAX 8
+
+/**
+ * define LB_PCPU_DEFER_MAX - Deferred batches one thread may owe (16).
+ *
+ * Adds made from inside @commit (any instance's) that have to flush queue
+ * their batch on the thread; a further add finding this many queued
+ * returns %-EAGAIN.
+ */
+#define LB_PCPU_DEFER_MAX 16
 
 /**
  * enum lb_pcpu_mode - How adds are batched.
@@ -217,14 +280,15 @@ struct lb_pcpu_conf {
 
 /**
  * struct lb_pcpu_slot_stats - Counters of one slot (or their sum).
- * @adds: Successful lb_pcpu_add() calls (derived: @objs_flushed +
- *        @nr_cached, since every add enters a batch and leaves it only by
- *        a flush; the add fast path keeps no counter of its own).
- * @weight_added: Summed weight of those adds, in base units (derived the
- *                same way).
- * @flushes: Non-empty flushes, by &enum lb_flush_cause.
- * @objs_flushed: Objects handed to the back-end by flushes.
- * @weight_flushed: Their summed weight, in base units.
+ * @adds: Successful lb_pcpu_add() calls (counted under the slot lock; an
+ *        add refused with %-EAGAIN is not counted).
+ * @weight_added: Summed weight of those adds, in base units.
+ * @flushes: Non-empty flushes, by &enum lb_flush_cause, counted when the
+ *           batch is swapped out.
+ * @flushes_committed: Flushes whose commit and @put have completed.
+ * @objs_flushed: Objects swapped out by flushes.
+ * @objs_committed: Objects of the completed flushes.
+ * @weight_flushed: Summed weight of @objs_flushed, in base units.
  * @nr_cached: Objects in the batch when the snapshot was taken.
  * @weight_cached: Their summed weight.
  */
@@ -232,7 +296,9 @@ struct lb_pcpu_slot_stats {
 	uint64_t adds;
 	uint64_t weight_added;
 	uint64_t flushes[LB_FLUSH_NR];
+	uint64_t flushes_committed;
 	uint64_t objs_flushed;
+	uint64_t objs_committed;
 	uint64_t weight_flushed;
 	uint64_t nr_cached;
 	uint64_t weight_cached;
@@ -279,7 +345,11 @@ struct lb_pcpu_drain_stats {
 /**
  * struct lb_pcpu_stats - Whole-object statistics.
  * @total: Sum of every slot's counters.
- * @backend_locks: Back-end lock acquisitions made by flushes (one per run).
+ * @backend_locks: Back-end lock acquisitions made by flushes (one per run
+ *                 of objects sharing a back-end); the only lock holds the
+ *                 library takes.
+ * @flushes_inflight: Flushes between swap-out and the end of @put (0 when
+ *                    nothing is in flight).
  * @nr_slots: Number of slots.
  * @cpu_src: The CPU-id source in use (for the default source: the one the
  *           calling thread uses; %LB_CPU_SRC_GETCPU when glibc's rseq
@@ -290,6 +360,7 @@ struct lb_pcpu_drain_stats {
 struct lb_pcpu_stats {
 	struct lb_pcpu_slot_stats total;
 	uint64_t backend_locks;
+	uint64_t flushes_inflight;
 	unsigned int nr_slots;
 	enum lb_cpu_src cpu_src;
 	struct lb_pcpu_drain_stats drain;
@@ -315,11 +386,14 @@ int lb_pcpu_create(struct lb_pcpu **pcp, const struct lb_pcpu_conf *conf);
  *
  * Every cached object is committed first (cause %LB_FLUSH_DESTROY):
  * nothing is lost. The caller must ensure no other thread uses @pc during
- * or after the call; a slot found locked (a concurrent user) makes the call
- * fail with nothing drained or freed.
+ * or after the call; a slot found locked or with a flush in flight (a
+ * concurrent user) makes the call fail with nothing drained or freed.
  *
  * Context: Takes slot and back-end locks; runs @commit, @after and @put.
- * Return: 0, %-EINVAL if @pc is NULL, %-EBUSY if a slot was in use.
+ * Not from a callback of @pc.
+ * Return: 0, %-EINVAL if @pc is NULL, %-EDEADLK if called from a callback
+ * of @pc (or with a batch of @pc deferred on this thread), %-ELOOP at the
+ * nesting bound, %-EBUSY if a slot was in use.
  */
 int lb_pcpu_destroy(struct lb_pcpu *pc);
 
@@ -332,10 +406,13 @@ int lb_pcpu_destroy(struct lb_pcpu *pc);
  *
  * The batch takes a reference (@get), appends @obj and, per the mode's
  * rule, may flush (swap out, commit under the back-end lock, @after,
- * @put). An add made by @commit itself (re-entrant, on the same thread)
- * never takes the back-end lock: if it has to flush, the swapped-out batch
- * is committed by the outer flush right after it drops the back-end lock,
- * so every object still reaches the back-end exactly once. While batching
+ * @put). An add made from inside @commit (of @pc or of any other
+ * instance, on the same thread) never takes a back-end lock: if it has to
+ * flush, the swapped-out batch is queued with @pc and committed through
+ * @pc's back-end once the thread holds no back-end lock (see the DOC block
+ * above), so every object still reaches its back-end exactly once. An add
+ * from @after or @put flushes at once, unless %LB_PCPU_NEST_MAX flushes
+ * are already nested on the thread (then it is queued too). While batching
  * is disabled (lb_pcpu_disable()) every add flushes its batch at once
  * (cause %LB_FLUSH_DISABLE unless a size rule applies too); the disabled
  * count is read under the slot lock, one load on the fast path.
@@ -344,13 +421,14 @@ int lb_pcpu_destroy(struct lb_pcpu *pc);
  * (never both at once). Does not sleep unless the callbacks do.
  * Return:
  * * 0 - @obj waits in a batch.
- * * 1 - this call flushed the batch; @obj has been committed (or, for a
- *   re-entrant add, is queued behind the outer flush).
+ * * 1 - this call flushed the batch; @obj has been committed (or, for an
+ *   add made from inside @commit, is queued behind the outer flush).
  * * %-EINVAL - @pc, @obj or @n is NULL, or @weight is 0 or above
  *   %LB_WBATCH_WEIGHT_MAX. Nothing changed.
  * * %-EEXIST - @n is already cached in a batch. Nothing changed.
- * * %-EAGAIN - a re-entrant add found too many batches already queued
- *   behind the outer flush. Nothing changed.
+ * * %-EAGAIN - an add that had to be queued found %LB_PCPU_DEFER_MAX
+ *   batches already queued on this thread. Nothing changed (its @get is
+ *   undone by @put).
  */
 int lb_pcpu_add(struct lb_pcpu *pc, void *obj, struct lb_node *n,
 		uint32_t weight);
@@ -359,10 +437,17 @@ int lb_pcpu_add(struct lb_pcpu *pc, void *obj, struct lb_node *n,
  * lb_pcpu_drain_local() - Flush the current CPU's batch.
  * @pc: The object.
  *
- * Context: Takes the slot lock, then (if the batch held anything) the
- * back-end lock.
- * Return: the number of objects flushed (0 if the batch was empty), or
- * %-EINVAL if @pc is NULL.
+ * When it returns, every object that was in the current slot's batch when
+ * the call began has been committed and its @put has run, also those
+ * another thread swapped out just before and is still committing (the
+ * call waits for them, as lb_pcpu_drain_all() does for every slot).
+ *
+ * Context: Any thread but a callback of @pc. Takes the slot lock, then (if
+ * the batch held anything) the back-end lock; may wait for flushes of the
+ * slot on other threads (taking the drain mutex).
+ * Return: the number of objects this call flushed (0 if the batch was
+ * empty), or %-EINVAL if @pc is NULL, %-EDEADLK if called from a callback
+ * of @pc, %-ELOOP at the nesting bound.
  */
 int lb_pcpu_drain_local(struct lb_pcpu *pc);
 
@@ -373,8 +458,10 @@ int lb_pcpu_drain_local(struct lb_pcpu *pc);
  * @slots: Per-slot counters, @nr entries; may be NULL.
  * @nr: Entries in @slots; slots beyond it are summed into @out only.
  *
- * Each slot is read under its lock, so each slot's counters are consistent;
- * the total is not one atomic snapshot across slots.
+ * Each slot's batch counters are read under its lock, so they are
+ * consistent with each other; the committed and in-flight counts are read
+ * after them, and the total is not one atomic snapshot across slots. See
+ * the identities in the DOC block above.
  *
  * Context: Takes each slot lock in turn.
  * Return: the number of slots, or %-EINVAL if @pc is NULL or @slots is
@@ -404,10 +491,23 @@ const char *lb_pcpu_flush_cause_name(enum lb_flush_cause cause);
  * (&struct lb_node), so a drain can target the one slot that holds an
  * object, and a reference check can tell when draining cannot help.
  *
- * None of these calls may be made from @commit, @after or @put (of any
- * &struct lb_pcpu): @commit runs under the back-end lock a flush would take
+ * None of these calls may be made on an instance from its own @commit,
+ * @after or @put: @commit runs under the back-end lock a flush would take
  * again, and the waits below would wait for the caller's own flush. They
- * return %-EDEADLK there instead.
+ * return %-EDEADLK there instead. On another instance they may (see
+ * "Callbacks and other instances" in the DOC block at the top).
+ *
+ * In-flight flushes: a flush swaps its batch out under the slot lock, then
+ * commits and puts without it. Every call below that reports an object or
+ * a slot as drained waits for such flushes: lb_pcpu_drain_obj() and
+ * lb_pcpu_drain_objs() for the flush that took each object out of its
+ * batch, lb_pcpu_drain_local() for those of the current slot,
+ * lb_pcpu_drain_all(), lb_pcpu_drain_all_forced() and lb_pcpu_disable() for
+ * those of every slot that started before the pass reached it, and settle
+ * for those of the object's home slot (bounded by %LB_PCPU_SETTLE_WAIT_NS
+ * while the batch's reference decides between %LB_DRAINED and %LB_BUSY;
+ * unbounded, as drain_obj, before %LB_SETTLED without @put). None of them
+ * waits for flushes that start after it: those are of objects added later.
  */
 
 /**
@@ -422,13 +522,15 @@ const char *lb_pcpu_flush_cause_name(enum lb_flush_cause cause);
  * together with whatever else its batch held. O(1) in the number of slots:
  * no other slot is read or locked.
  *
- * The result holds only as long as nobody adds the object again. To rely
- * on "not cached" after the call the caller must exclude lb_pcpu_add() of
- * this object, as the kernel does with the folio lock or by isolating the
- * folio from its LRU (an isolated folio is not re-added until putback).
- * A return of 0 also covers an object whose batch another thread is
- * flushing right now: it has left its batch but its commit and @put may
- * still be running (lb_pcpu_settle() waits for that window).
+ * Contract: when the call returns (0 or 1), no batch of @pc and no flush
+ * of @pc references the object any more: if another thread's flush had
+ * already taken it out of its batch, the call waited until that flush
+ * committed it and ran @put (whatever started the flush). The object may
+ * be freed right away, without @get/@put references, provided nobody adds
+ * it again: the result holds only as long as nobody does. To rely on it
+ * the caller must exclude lb_pcpu_add() of this object, as the kernel does
+ * with the folio lock or by isolating the folio from its LRU (an isolated
+ * folio is not re-added until putback).
  *
  * Source: the per-folio drain Linux lacks (lru_cache_drain_for_folio()
  * drains locally, then everywhere; "mm: allow smaller large folios to use
@@ -436,19 +538,25 @@ const char *lb_pcpu_flush_cause_name(enum lb_flush_cause cause);
  * (the per-CPU spinlocks of "mm/swap: Allow remote LRU cache draining",
  * 2021).
  *
- * Context: Any thread but a callback. Takes one slot lock, then the
- * back-end lock; runs @commit, @after and @put of the flushed batch.
+ * Context: Any thread but a callback of @pc. Takes one slot lock, then
+ * the back-end lock; runs @commit, @after and @put of the flushed batch;
+ * may wait for a flush on another thread (taking the drain mutex).
  * Return:
  * * 1 - the slot holding @n was flushed; its objects, @n's included, have
  *   been committed.
- * * 0 - @n was not cached in a batch of @pc (never added, committed, or
- *   in flight).
+ * * 0 - @n was not cached in a batch of @pc (never added, or committed,
+ *   possibly by a flush this call waited for).
  * * %-EINVAL - @pc or @n is NULL, or @n holds a slot number @pc cannot have
  *   written (a corrupt or uninitialised node).
  * * %-EXDEV - @n was last cached by another &struct lb_pcpu.
  * * %-EAGAIN - @n kept moving between slots (the caller does not exclude
  *   adds); nothing was flushed.
- * * %-EDEADLK - called from @commit, @after or @put.
+ * * %-EDEADLK - called from a callback of @pc (or with a batch of @pc
+ *   deferred on this thread, or inside its drain_all pass).
+ * * %-ELOOP - callbacks already nested %LB_PCPU_NEST_MAX deep.
+ *
+ * Errors are checked in the order of the DOC block: arguments, ownership,
+ * context.
  */
 int lb_pcpu_drain_obj(struct lb_pcpu *pc, struct lb_node *n);
 
@@ -466,16 +574,22 @@ int lb_pcpu_drain_obj(struct lb_pcpu *pc, struct lb_node *n);
  * at most once, applied per slot instead of per "local, then all". Every
  * node is validated before anything is flushed.
  *
- * Context: Any thread but a callback. Takes the slot locks one at a time,
- * each followed by the back-end lock. Allocates a bitmap of the slots when
- * there are more than 1024 of them.
- * Return: the number of slots flushed (0..min(@cnt, slot count)), or
- * * %-EINVAL - @pc is NULL, @nodes is NULL with @cnt > 0, an entry is
- *   NULL or corrupt. Nothing flushed.
+ * When it returns, no batch and no flush of @pc references any of the
+ * objects (as lb_pcpu_drain_obj()).
+ *
+ * Context: Any thread but a callback of @pc. Takes the slot locks one at a
+ * time, each followed by the back-end lock; may wait for flushes on other
+ * threads. Allocates a bitmap of the slots when there are more than 1024
+ * of them.
+ * Return: the number of slots flushed (0..min(@cnt, slot count)), or, in
+ * this order of checks (every entry is checked for one kind before any is
+ * checked for the next):
+ * * %-EINVAL - @pc is NULL, @nodes is NULL with @cnt > 0, or an entry is
+ *   NULL; or (ownership) an entry is corrupt. Nothing flushed.
  * * %-EXDEV - an entry was last cached by another &struct lb_pcpu.
  *   Nothing flushed.
+ * * %-EDEADLK, %-ELOOP - as lb_pcpu_drain_obj(). Nothing flushed.
  * * %-ENOMEM - the slot bitmap could not be allocated. Nothing flushed.
- * * %-EDEADLK - called from @commit, @after or @put. Nothing flushed.
  */
 int lb_pcpu_drain_objs(struct lb_pcpu *pc, struct lb_node *const *nodes,
 		       unsigned int cnt);
@@ -544,6 +658,12 @@ enum lb_settle_result {
  * %LB_BUSY without waiting. A re-add of the object to another slot while
  * its previous flush is still in flight also reads as %LB_BUSY.
  *
+ * Without a @put op (the batch holds no counted reference) a flush between
+ * swap-out and commit is invisible in R: before it returns %LB_SETTLED,
+ * settle waits for the flushes of the home slot that started before, so
+ * that %LB_SETTLED, like lb_pcpu_drain_obj(), means that no batch and no
+ * flush references the object.
+ *
  * Retry contract: %LB_SETTLED and %LB_DRAINED describe the count at one
  * instant during the call; to act on them (freeze the count, migrate) the
  * caller must keep new references out, and must exclude lb_pcpu_add() of
@@ -562,20 +682,23 @@ enum lb_settle_result {
  * collect_longterm_unpinnable_folios()", with the targeted drain replacing
  * lru_cache_drain_for_folio()'s local-then-all escalation.
  *
- * Context: Any thread but a callback. May take the object's slot lock and
- * the back-end lock; calls @refcount (also under the slot lock: it must not
- * block or call into @pc); may wait up to %LB_PCPU_SETTLE_WAIT_NS.
- * Return: %LB_SETTLED, %LB_DRAINED or %LB_BUSY, or
- * * %-EINVAL - @pc, @obj or @n is NULL, @expected is negative, or @n is
- *   corrupt. Nothing flushed.
+ * Context: Any thread but a callback of @pc. May take the object's slot
+ * lock and the back-end lock; calls @refcount (also under the slot lock:
+ * it must not block or call into @pc); may wait up to
+ * %LB_PCPU_SETTLE_WAIT_NS (without @put: for the home slot's flushes).
+ * Return: %LB_SETTLED, %LB_DRAINED or %LB_BUSY, or, in this order of
+ * checks (the DOC block's):
+ * * %-EINVAL - @pc, @obj or @n is NULL, @expected is negative; or
+ *   (ownership) @n is corrupt. Nothing flushed.
  * * %-ENOENT - @n was never added to any &struct lb_pcpu. Nothing flushed.
- * * %-EXDEV - @n was last cached by another &struct lb_pcpu. Nothing
- *   flushed.
+ * * %-EXDEV - @n was last cached by another &struct lb_pcpu (whatever
+ *   @pc's back-end offers). Nothing flushed.
+ * * %-EDEADLK - called from a callback of @pc. %-ELOOP - at the nesting
+ *   bound. Nothing flushed.
  * * %-EOPNOTSUPP - the back-end has no @refcount. Nothing flushed.
  * * %-ERANGE - the count is below the expectation (the caller counted
  *   references that do not exist). Nothing flushed.
  * * %-EAGAIN - the object kept moving between slots. Nothing flushed.
- * * %-EDEADLK - called from @commit, @after or @put. Nothing flushed.
  */
 int lb_pcpu_settle(struct lb_pcpu *pc, void *obj, struct lb_node *n,
 		   long expected);
@@ -635,13 +758,13 @@ int lb_pcpu_settle_held(struct lb_pcpu *pc, void *obj, struct lb_node *n,
  * cpu_needs_drain()), without the per-CPU work items: each slot is flushed
  * from the calling thread.
  *
- * Context: Any thread but a callback. May sleep on the drain mutex; takes
- * slot locks one at a time, each followed by the back-end lock; may wait
+ * Context: Any thread but a callback of @pc. May sleep on the drain mutex;
+ * takes slot locks one at a time, each followed by the back-end lock; may wait
  * for other threads' flushes to finish (do not call it holding a lock
  * their callbacks take).
  * Return: the number of objects this call's pass flushed (0 when it shared
  * another caller's pass), or %-EINVAL if @pc is NULL, %-EDEADLK if called
- * from @commit, @after or @put.
+ * from a callback of @pc, %-ELOOP at the nesting bound.
  */
 int lb_pcpu_drain_all(struct lb_pcpu *pc);
 
@@ -661,7 +784,7 @@ int lb_pcpu_drain_all(struct lb_pcpu *pc);
  *
  * Context: as lb_pcpu_drain_all().
  * Return: the number of objects flushed, or %-EINVAL if @pc is NULL,
- * %-EDEADLK if called from @commit, @after or @put.
+ * %-EDEADLK if called from a callback of @pc, %-ELOOP at the nesting bound.
  */
 int lb_pcpu_drain_all_forced(struct lb_pcpu *pc);
 
@@ -688,9 +811,10 @@ int lb_pcpu_drain_all_forced(struct lb_pcpu *pc);
  * __lru_add_drain_all(true)).
  *
  * Context: as lb_pcpu_drain_all_forced().
- * Return: 0, or %-EINVAL if @pc is NULL, %-EOVERFLOW if the nesting count
- * is at its maximum (UINT32_MAX), %-EDEADLK if called from @commit, @after
- * or @put. On error the count is unchanged.
+ * Return: 0, or (in this order of checks) %-EINVAL if @pc is NULL,
+ * %-EDEADLK if called from a callback of @pc, %-ELOOP at the nesting bound,
+ * %-EOVERFLOW if the nesting count is at its maximum (UINT32_MAX). On
+ * error the count is unchanged.
  */
 int lb_pcpu_disable(struct lb_pcpu *pc);
 

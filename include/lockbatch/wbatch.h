@@ -30,6 +30,12 @@
  * A batch does no locking and no allocation; it is embeddable and its
  * owner serialises every call.
  *
+ * Errors: a call that validates several things checks, and reports the
+ * first that fails, in this order (the order of lockbatch/pcpu.h): the
+ * arguments (%-EINVAL: NULL pointers, a weight or cap out of range), then
+ * the batch itself (%-EINVAL: caps a valid batch cannot have), then its
+ * state (%-ENOSPC). Nothing changes on error.
+ *
  * Source: include/linux/pagevec.h folio_batch_add(); "mm: allow smaller
  * large folios to use lru_cache" (RFC v3, 2026), patch 1,
  * folio_add_lru_cache().

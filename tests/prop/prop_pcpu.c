@@ -32,6 +32,7 @@ struct mslot {
 	unsigned int ids[LB_WBATCH_MAX];
 	unsigned int nr;
 	uint64_t weight;
+	uint64_t adds;
 	uint64_t flushes[LB_FLUSH_NR];
 };
 
@@ -89,6 +90,7 @@ static int model_add(struct model *m, unsigned int s, unsigned int id,
 	ms->weight += w;
 	m->cached_in[id] = (int)s;
 	m->adds[id]++;
+	ms->adds++;
 	switch (m->mode) {
 	case LB_PCPU_BASELINE:
 		cause = LB_FLUSH_FULL;
@@ -126,6 +128,47 @@ static int random_cpu(struct lb_rng *rng, unsigned int nr_slots)
 	}
 }
 
+/*
+ * The identities of pcpu.h's DOC block: nothing is in flight between
+ * operations of one thread, so they hold exactly.
+ */
+static void check_identities(const struct lb_pcpu_stats *t,
+			     const struct lb_pcpu_slot_stats *st,
+			     uint64_t seed, unsigned int op)
+{
+	uint64_t flushes = 0;
+	unsigned int s, c;
+
+	cr_assert(eq(u64, t->flushes_inflight, 0), LB_SEED_FMT,
+		  LB_SEED_ARGS(seed));
+	for (s = 0; s < M.nr_slots; s++) {
+		cr_assert(eq(u64, st[s].adds, M.slot[s].adds),
+			  "adds of slot %u at op %u: " LB_SEED_FMT, s, op,
+			  LB_SEED_ARGS(seed));
+		cr_assert(eq(u64, st[s].adds, st[s].objs_flushed +
+			     st[s].nr_cached),
+			  "slot %u at op %u: " LB_SEED_FMT, s, op,
+			  LB_SEED_ARGS(seed));
+		cr_assert(eq(u64, st[s].weight_added, st[s].weight_flushed +
+			     st[s].weight_cached), LB_SEED_FMT,
+			  LB_SEED_ARGS(seed));
+		cr_assert(eq(u64, st[s].objs_flushed, st[s].objs_committed),
+			  "slot %u at op %u: " LB_SEED_FMT, s, op,
+			  LB_SEED_ARGS(seed));
+		for (c = 0; c < LB_FLUSH_NR; c++)
+			flushes += st[s].flushes[c];
+	}
+	cr_assert(eq(u64, flushes, t->total.flushes_committed),
+		  "op %u: " LB_SEED_FMT, op, LB_SEED_ARGS(seed));
+	/* Each further back-end in a batch adds one lock hold. */
+	cr_assert(ge(u64, t->backend_locks, flushes), LB_SEED_FMT,
+		  LB_SEED_ARGS(seed));
+	if (M.nr_be == 1)
+		cr_assert(eq(u64, t->backend_locks, flushes),
+			  "one back-end, op %u: " LB_SEED_FMT, op,
+			  LB_SEED_ARGS(seed));
+}
+
 /* Everything the model predicts, compared after every operation. */
 static void check(struct lb_pcpu *pc, uint64_t seed, unsigned int op)
 {
@@ -152,6 +195,7 @@ static void check(struct lb_pcpu *pc, uint64_t seed, unsigned int op)
 	lb_pcpu_stats(pc, &t, st, MAX_SLOTS);
 	cr_assert(eq(u64, t.backend_locks, M.locks), LB_SEED_FMT,
 		  LB_SEED_ARGS(seed));
+	check_identities(&t, st, seed, op);
 	for (s = 0; s < M.nr_slots; s++) {
 		struct mslot *ms = &M.slot[s];
 

@@ -34,6 +34,7 @@ struct model {
 	uint32_t w[NOBJ];
 	long third[NOBJ];
 	unsigned int disabled;
+	uint64_t settles;		/* settle calls that returned an outcome */
 };
 
 static struct model m;
@@ -79,9 +80,38 @@ static void flush_counts(uint64_t *out)
 	fx_all_flushes(out, m.nr_slots);
 }
 
+/* The stats identities of pcpu.h, exact with nothing in flight. */
+static void check_stats(unsigned int step)
+{
+	struct lb_pcpu_stats t;
+	uint64_t flushes = 0, adds = 0;
+	unsigned int x, c;
+
+	cr_assert(ge(int, lb_pcpu_stats(fx.pc, &t, NULL, 0), 0));
+	for (c = 0; c < LB_FLUSH_NR; c++)
+		flushes += t.total.flushes[c];
+	for (x = 0; x < NOBJ; x++)
+		adds += m.commits[x] + (m.slot_of[x] >= 0);
+	cr_assert(eq(u64, t.flushes_inflight, 0));
+	cr_assert(eq(u64, t.total.adds, adds), "step %u adds " LB_SEED_FMT,
+		  step, LB_SEED_ARGS(seed));
+	cr_assert(eq(u64, t.total.adds,
+		     t.total.objs_committed + t.total.nr_cached),
+		  "step %u " LB_SEED_FMT, step, LB_SEED_ARGS(seed));
+	cr_assert(eq(u64, flushes, t.total.flushes_committed));
+	cr_assert(eq(u64, t.backend_locks, flushes),
+		  "step %u: one back-end, one lock hold per flush " LB_SEED_FMT,
+		  step, LB_SEED_ARGS(seed));
+	cr_assert(eq(u64, t.drain.settled + t.drain.drained + t.drain.busy,
+		     m.settles), "step %u settles " LB_SEED_FMT, step,
+		  LB_SEED_ARGS(seed));
+}
+
 static void check_all(unsigned int step)
 {
 	unsigned int x;
+
+	check_stats(step);
 
 	for (x = 0; x < NOBJ; x++) {
 		cr_assert(eq(u32, obj[x].node.slot,
@@ -140,6 +170,8 @@ static void do_settle(struct lb_rng *r, unsigned int step)
 		want = ref <= exp ? -ERANGE : ref - 1 > exp ? LB_BUSY : LB_DRAINED;
 	else
 		want = ref < exp ? -ERANGE : ref == exp ? LB_SETTLED : LB_BUSY;
+	if (rc > 0)
+		m.settles++;
 	cr_assert(eq(int, rc, want), "step %u settle obj %u ref %ld exp %ld "
 		  LB_SEED_FMT, step, x, ref, exp, LB_SEED_ARGS(seed));
 	flush_counts(after);

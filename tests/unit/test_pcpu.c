@@ -835,14 +835,17 @@ Test(pcpu, destroy_with_slot_lock_held_ebusy, .timeout = 5)
 	destroy_and_check(pc, 11);
 }
 
-/* Destroy from after(): a flush of the slot is still in flight. */
+/*
+ * Destroy from after(): its own flush is still in flight. The calling
+ * context is checked before the slots: -EDEADLK, nothing changed.
+ */
 static void after_destroys(struct rec *r, struct rec_backend *be, void **objs,
 			   unsigned int n)
 {
 	destroy_once(r);
 }
 
-Test(pcpu, destroy_during_flush_ebusy, .timeout = 5)
+Test(pcpu, destroy_from_own_callback_edeadlk, .timeout = 5)
 {
 	struct lb_pcpu *pc = mk(LB_PCPU_WEIGHTED, 2, 4, 0);
 	unsigned int i;
@@ -854,7 +857,7 @@ Test(pcpu, destroy_during_flush_ebusy, .timeout = 5)
 	for (i = 1; i < 4; i++)
 		add(pc, i, 1);
 	R.on_after = NULL;
-	cr_assert(eq(int, destroy_rc, -EBUSY));
+	cr_assert(eq(int, destroy_rc, -EDEADLK));
 	cr_assert(eq(u64, R.nr_log, 4));
 	cpu_id = 0;
 	add(pc, 4, 1);
