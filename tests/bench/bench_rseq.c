@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/*
+ * Owner-path cost: ns per push+pop pair on
+ *   tls    a thread-local array (the no-sharing floor),
+ *   rseq   the calling CPU's slot in restartable sequences (lib/rseq.h),
+ *   spin   the calling CPU's slot under an uncontended ck_spinlock_fas,
+ *   mutex  one list under a pthread mutex,
+ * each push and each pop a noinline call, one pinned thread; median and
+ * minimum of the runs, and each median as a ratio to tls. Then the cost of
+ * one lbi_rseq_fence() to a CPU running one of our threads (an IPI) and to
+ * one running none. Prints a table, or JSON with --json. Never fails.
+ *
+ * usage: bench_rseq [--json] [pairs]
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rseq.h"
+
+#define CAP 64
+#define RUNS 5
+#define FENCES 4000
+
+struct slot {
+	ck_spinlock_fas_t lock;
+	struct lbi_rseq_hdr hdr;
+	void *items[CAP];
+} __attribute__((aligned(64)));
+
+static struct slot *slots;
+static struct lbi_rseq_layout lay;
+static __thread void *tls_items[CAP];
+static __thread uint32_t tls_n;
+static pthread_mutex_t mtx = PTHREAD_MUTEX_INITIALIZER;
+static void *m_items[CAP];
+static uint32_t m_n;
+
+#define NOINLINE __attribute__((noinline))
+
+static NOINLINE void tls_push(void *p)
+{
+	if (tls_n < CAP)
+		tls_items[tls_n++] = p;
+}
+
+static NOINLINE void *tls_pop(void)
+{
+	return tls_n ? tls_items[--tls_n] : NULL;
+}
+
+static NOINLINE void rseq_push(void *p)
+{
+	int cpu;
+
+	lbi_rseq_push(&lay, slots, p, 0, CAP, LBI_RSEQ_WEIGHT_MAX, &cpu);
+}
+
+static NOINLINE void *rseq_pop(void)
+{
+	void *p = NULL;
+	int cpu;
+
+	lbi_rseq_pop(&lay, slots, &p, 0, &cpu);
+	return p;
+}
+
+static struct slot *spin_slot(void)
+{
+	int cpu = lbi_rseq_cpu_id();
+
+	if (cpu < 0)
+		cpu = sched_getcpu();
+	return &slots[(unsigned int)cpu % lay.nr_slots];
+}
+
+static NOINLINE void spin_push(void *p)
+{
+	struct slot *s = spin_slot();
+	uint32_t n;
+
+	ck_spinlock_fas_lock(&s->lock);
+	n = lbi_rseq_count(s->hdr.word);
+	if (n < CAP) {
+		s->items[n] = p;
+		s->hdr.word = n + 1;
+	}
+	ck_spinlock_fas_unlock(&s->lock);
+}
+
+static NOINLINE void *spin_pop(void)
+{
+	struct slot *s = spin_slot();
+	void *p = NULL;
+	uint32_t n;
+
+	ck_spinlock_fas_lock(&s->lock);
+	n = lbi_rseq_count(s->hdr.word);
+	if (n) {
+		p = s->items[n - 1];
+		s->hdr.word = n - 1;
+	}
+	ck_spinlock_fas_unlock(&s->lock);
+	return p;
+}
+
+static NOINLINE void mutex_push(void *p)
+{
+	pthread_mutex_lock(&mtx);
+	if (m_n < CAP)
+		m_items[m_n++] = p;
+	pthread_mutex_unlock(&mtx);
+}
+
+static NOINLINE void *mutex_pop(void)
+{
+	void *p = NULL;
+
+	pthread_mutex_lock(&mtx);
+	if (m_n)
+		p = m_items[--m_n];
+	pthread_mutex_unlock(&mtx);
+	return p;
+}
+
+struct variant {
+	const char *name;
+	void (*push)(void *);
+	void *(*pop)(void);
+	double med, min;
+};
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void measure(struct variant *v, unsigned long pairs)
+{
+	double ns[RUNS], t0;
+	unsigned long i;
+	int r;
+
+	for (i = 0; i < 8; i++)		/* a resident item: no empty pops */
+		v->push((void *)(i + 1));
+	for (r = 0; r < RUNS; r++) {
+		t0 = now_ns();
+		for (i = 0; i < pairs; i++) {
+			v->push((void *)(i + 1));
+			if (!v->pop())
+				abort();
+		}
+		ns[r] = (now_ns() - t0) / (double)pairs;
+	}
+	for (i = 0; i < 8; i++)
+		v->pop();
+	qsort(ns, RUNS, sizeof(ns[0]), cmp_double);
+	v->med = ns[RUNS / 2];
+	v->min = ns[0];
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static int spin_stop;
+
+static void *spinner(void *arg)
+{
+	pin((int)(intptr_t)arg);
+	while (!ck_pr_load_int(&spin_stop))
+		ck_pr_stall();
+	return NULL;
+}
+
+/* Median µs per fence to @cpu, with or without a thread of ours there. */
+static double fence_us(int cpu, int busy)
+{
+	double us[RUNS], t0;
+	pthread_t t;
+	int r, i;
+
+	spin_stop = 0;
+	if (busy)
+		pthread_create(&t, NULL, spinner, (void *)(intptr_t)cpu);
+	for (r = 0; r < RUNS; r++) {
+		t0 = now_ns();
+		for (i = 0; i < FENCES / RUNS; i++)
+			lbi_rseq_fence(cpu);
+		us[r] = (now_ns() - t0) / 1e3 / (FENCES / RUNS);
+	}
+	if (busy) {
+		ck_pr_store_int(&spin_stop, 1);
+		pthread_join(t, NULL);
+	}
+	qsort(us, RUNS, sizeof(us[0]), cmp_double);
+	return us[RUNS / 2];
+}
+
+int main(int argc, char **argv)
+{
+	struct variant v[] = {
+		{ "tls", tls_push, tls_pop, 0, 0 },
+		{ "rseq", rseq_push, rseq_pop, 0, 0 },
+		{ "spin", spin_push, spin_pop, 0, 0 },
+		{ "mutex", mutex_push, mutex_pop, 0, 0 },
+	};
+	unsigned long pairs = 10000000;
+	int json = 0, rseq, i, nv = 4, other;
+	double busy = -1, idle = -1;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = 1;
+		else
+			pairs = strtoul(argv[i], NULL, 0);
+	}
+	pin(0);
+	lay.nr_slots = lbi_rseq_nr_cpu_ids();
+	lay.stride = sizeof(struct slot);
+	lay.hdr_off = offsetof(struct slot, hdr);
+	lay.items_off = offsetof(struct slot, items);
+	slots = aligned_alloc(64, lay.nr_slots * sizeof(*slots));
+	memset(slots, 0, lay.nr_slots * sizeof(*slots));
+	rseq = lbi_rseq_usable(false, lay.nr_slots);
+	for (i = 0; i < nv; i++)
+		if (rseq || strcmp(v[i].name, "rseq"))
+			measure(&v[i], pairs);
+	other = lay.nr_slots > 1 && rseq ? 1 : -1;
+	if (other > 0) {
+		busy = fence_us(other, 1);
+		idle = fence_us(other, 0);
+	}
+	if (json) {
+		printf("{\"path\": \"%s\", \"pairs\": %lu, \"ns_per_pair\": {",
+		       lb_cpu_path_name(), pairs);
+		for (i = 0; i < nv; i++)
+			printf("%s\"%s\": {\"median\": %.3f, \"min\": %.3f, \"ratio_to_tls\": %.3f}",
+			       i ? ", " : "", v[i].name, v[i].med, v[i].min,
+			       v[i].med / v[0].med);
+		printf("}, \"fence_us\": {\"cpu_running_ours\": %.3f, \"cpu_running_none\": %.3f}}\n",
+		       busy, idle);
+		return 0;
+	}
+	printf("owner path: %s; %lu push+pop pairs x %d runs, pinned to CPU 0\n",
+	       lb_cpu_path_name(), pairs, RUNS);
+	printf("%-6s %10s %10s %10s\n", "", "ns median", "ns min", "x tls");
+	for (i = 0; i < nv; i++) {
+		if (!rseq && !strcmp(v[i].name, "rseq")) {
+			printf("%-6s %10s\n", v[i].name, "n/a");
+			continue;
+		}
+		printf("%-6s %10.2f %10.2f %10.2f\n", v[i].name, v[i].med,
+		       v[i].min, v[i].med / v[0].med);
+	}
+	if (other > 0)
+		printf("fence to CPU %d: %.2f us with a thread of ours running there, %.2f us with none\n",
+		       other, busy, idle);
+	else
+		printf("fence: n/a (lock path or one CPU)\n");
+	return 0;
+}

@@ -1,0 +1,39 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#
+# The owner path under each switch: by default (rseq where the machine has
+# it), with LB_RSEQ=0, and with glibc's rseq registration off; and the rseq
+# stress test again under each switch that forces the lock path.
+set -u
+b=${top_builddir:-.}
+fail=0
+
+check() {	# expected-name, env...
+	want=$1
+	shift
+	got=$(env "$@" "$b/tests/rseq-path") || { echo "FAIL: rseq-path $*"; fail=1; return; }
+	case $got in
+	$want) echo "ok - $* -> $got" ;;
+	*) echo "FAIL - $*: got '$got', want '$want'"; fail=1 ;;
+	esac
+}
+
+case $(uname -m):${LB_TSAN_BUILD:-0} in
+x86_64:0) check 'rseq' LB_RSEQ=1 ;;
+x86_64:1) check 'lock (ThreadSanitizer build)' LB_RSEQ=1 ;;
+*) check 'lock (*' LB_RSEQ=1 ;;
+esac
+check 'lock (LB_RSEQ=0)' LB_RSEQ=0
+check 'lock (glibc did not register rseq)' GLIBC_TUNABLES=glibc.pthread.rseq=0
+
+for e in LB_RSEQ=0 GLIBC_TUNABLES=glibc.pthread.rseq=0; do
+	if out=$(env $e "$b/tests/stress/stress_rseq" 2>&1) &&
+	   ! printf '%s\n' "$out" | grep -q '^not ok'; then
+		echo "ok - stress_rseq with $e"
+	else
+		echo "FAIL - stress_rseq with $e:"
+		printf '%s\n' "$out" | tail -n 15 | sed 's/^/    /'
+		fail=1
+	fi
+done
+exit $fail
