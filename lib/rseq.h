@@ -207,6 +207,7 @@ static inline int lbi_rseq_push(const struct lbi_rseq_layout *l, void *base,
 	uint64_t lim = lbi_rseq_word(max_nr, max_weight);
 	int rc;
 
+	*cpup = -1;
 	if (lbi_unlikely(w > max_weight))
 		return LBI_RSEQ_FULL;
 	do {
