@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "rseq.h"
 
@@ -184,37 +185,103 @@ static void pin(int cpu)
 }
 
 static int spin_stop;
+static uint64_t spin_aborts;
 
+/*
+ * A thread of ours on @arg's CPU, looping in an empty take section; it
+ * counts the sections a fence (or a preemption) aborted.
+ */
 static void *spinner(void *arg)
 {
-	pin((int)(intptr_t)arg);
-	while (!ck_pr_load_int(&spin_stop))
-		ck_pr_stall();
+	int cpu = (int)(intptr_t)arg;
+	uint64_t aborts = 0;
+
+	pin(cpu);
+	while (!ck_pr_load_int(&spin_stop)) {
+#if LBI_RSEQ_ARCH
+		struct slot *s = &slots[cpu];
+		void *buf[CAP];
+		uint64_t w;
+
+		if (lbi_rseq_arch_take(cpu, &s->hdr, s->items, buf, CAP, &w) ==
+		    LBI_RSEQ_RESTART)
+			aborts++;
+#endif
+	}
+	ck_pr_store_64(&spin_aborts, aborts);
 	return NULL;
 }
 
-/* Median µs per fence to @cpu, with or without a thread of ours there. */
-static double fence_us(int cpu, int busy)
+struct fence_cost {
+	double med_us, mean_us, aborted;	/* aborted: per fence */
+	long ipis;	/* function-call interrupts on the target, or -1 */
+};
+
+/* The target's "CAL" (function call interrupt) count, or -1. */
+static long cal_irqs(int cpu)
 {
-	double us[RUNS], t0;
+	char line[4096], *p, *end;
+	long v = -1;
+	FILE *f = fopen("/proc/interrupts", "re");
+	int i;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		p = strstr(line, "CAL:");
+		if (!p)
+			continue;
+		p += 4;
+		for (i = 0; i <= cpu; i++, p = end) {
+			v = strtol(p, &end, 10);
+			if (end == p) {
+				v = -1;
+				break;
+			}
+		}
+		break;
+	}
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/*
+ * µs per fence to @cpu, with or without a thread of ours there. Each call
+ * is timed alone, 20 µs apart: a burst of fences would mostly find the
+ * target preempted on a loaded machine, and then no IPI is sent.
+ */
+static void fence_us(int cpu, int busy, struct fence_cost *fc)
+{
+	static double us[FENCES];
+	double t0, sum = 0;
 	pthread_t t;
-	int r, i;
+	int i;
+
+	long irq0;
 
 	spin_stop = 0;
-	if (busy)
+	spin_aborts = 0;
+	if (busy) {
 		pthread_create(&t, NULL, spinner, (void *)(intptr_t)cpu);
-	for (r = 0; r < RUNS; r++) {
-		t0 = now_ns();
-		for (i = 0; i < FENCES / RUNS; i++)
-			lbi_rseq_fence(cpu);
-		us[r] = (now_ns() - t0) / 1e3 / (FENCES / RUNS);
+		usleep(10000);
 	}
+	irq0 = cal_irqs(cpu);
+	for (i = 0; i < FENCES; i++) {
+		t0 = now_ns();
+		lbi_rseq_fence(cpu);
+		us[i] = (now_ns() - t0) / 1e3;
+		sum += us[i];
+		for (t0 = now_ns(); now_ns() - t0 < 20000;)
+			ck_pr_stall();
+	}
+	fc->ipis = irq0 < 0 ? -1 : cal_irqs(cpu) - irq0;
 	if (busy) {
 		ck_pr_store_int(&spin_stop, 1);
 		pthread_join(t, NULL);
 	}
-	qsort(us, RUNS, sizeof(us[0]), cmp_double);
-	return us[RUNS / 2];
+	qsort(us, FENCES, sizeof(us[0]), cmp_double);
+	fc->med_us = us[FENCES / 2];
+	fc->mean_us = sum / FENCES;
+	fc->aborted = (double)spin_aborts / FENCES;
 }
 
 int main(int argc, char **argv)
@@ -227,7 +294,8 @@ int main(int argc, char **argv)
 	};
 	unsigned long pairs = 10000000;
 	int json = 0, rseq, i, nv = 4, other;
-	double busy = -1, idle = -1;
+	struct fence_cost busy = { -1, -1, 0, -1 }, idle = { -1, -1, 0, -1 };
+	double per_ipi = -1;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json"))
@@ -248,8 +316,12 @@ int main(int argc, char **argv)
 			measure(&v[i], pairs);
 	other = lay.nr_slots > 1 && rseq ? 1 : -1;
 	if (other > 0) {
-		busy = fence_us(other, 1);
-		idle = fence_us(other, 0);
+		fence_us(other, 1, &busy);
+		fence_us(other, 0, &idle);
+		/* The fences that interrupted a thread of ours, alone. */
+		if (busy.ipis > 0)
+			per_ipi = idle.mean_us + (busy.mean_us - idle.mean_us) *
+				  FENCES / (double)busy.ipis;
 	}
 	if (json) {
 		printf("{\"path\": \"%s\", \"pairs\": %lu, \"ns_per_pair\": {",
@@ -258,8 +330,9 @@ int main(int argc, char **argv)
 			printf("%s\"%s\": {\"median\": %.3f, \"min\": %.3f, \"ratio_to_tls\": %.3f}",
 			       i ? ", " : "", v[i].name, v[i].med, v[i].min,
 			       v[i].med / v[0].med);
-		printf("}, \"fence_us\": {\"cpu_running_ours\": %.3f, \"cpu_running_none\": %.3f}}\n",
-		       busy, idle);
+		printf("}, \"fence_us\": {\"cpu_running_ours\": {\"median\": %.3f, \"mean\": %.3f, \"sections_aborted_per_fence\": %.3f, \"ipis\": %ld, \"us_per_ipi_fence\": %.3f}, \"cpu_running_none\": {\"median\": %.3f, \"mean\": %.3f}}}\n",
+		       busy.med_us, busy.mean_us, busy.aborted, busy.ipis,
+		       per_ipi, idle.med_us, idle.mean_us);
 		return 0;
 	}
 	printf("owner path: %s; %lu push+pop pairs x %d runs, pinned to CPU 0\n",
@@ -274,8 +347,12 @@ int main(int argc, char **argv)
 		       v[i].min, v[i].med / v[0].med);
 	}
 	if (other > 0)
-		printf("fence to CPU %d: %.2f us with a thread of ours running there, %.2f us with none\n",
-		       other, busy, idle);
+		printf("fence to CPU %d, us per call (median / mean of %d calls):\n"
+		       "  a thread of ours runs there: %.2f / %.2f (%.2f of its sections aborted per fence)\n"
+		       "  none of ours runs there:     %.2f / %.2f\n"
+		       "  %ld fences found our thread running and sent an IPI: %.2f us each\n",
+		       other, FENCES, busy.med_us, busy.mean_us, busy.aborted,
+		       idle.med_us, idle.mean_us, busy.ipis, per_ipi);
 	else
 		printf("fence: n/a (lock path or one CPU)\n");
 	return 0;

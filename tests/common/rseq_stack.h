@@ -22,6 +22,11 @@
 
 #define LB_RS_CAP 32
 
+/* Negative control: remote drains that stop a slot without fencing it. */
+#ifndef LB_RS_NO_FENCE
+#define LB_RS_NO_FENCE 0
+#endif
+
 struct lb_rs_slot {
 	ck_spinlock_fas_t lock;
 	struct lbi_rseq_hdr hdr;
@@ -254,7 +259,8 @@ static inline int lb_rs_drain(struct lb_rs_stack *st, int cpu,
 	lb_rs_lock(&s->lock);					/* R1 */
 	w0 = ck_pr_load_64(&s->hdr.word);
 	if (st->rseq &&						/* R2 */
-	    lbi_rseq_stop(&s->hdr, cpu, lbi_rseq_count(w0) == 0))
+	    lbi_rseq_stop(&s->hdr, cpu,
+			  LB_RS_NO_FENCE || lbi_rseq_count(w0) == 0))
 		changed = -1;
 	if (lbi_rseq_count(w0) != 0 && changed == 0) {
 		w0 = ck_pr_load_64(&s->hdr.word);			/* R3 */

@@ -10,10 +10,10 @@
  * under LB_RSEQ=0 and GLIBC_TUNABLES=glibc.pthread.rseq=0 from the shell
  * tests.
  *
- * Built a second time with LBI_RSEQ_BROKEN_NO_STOP_CHECK (the sections
- * skip the stop check) as a negative control: that build must see a slot
- * change while stopped, or a token lost or duplicated, within its time
- * bound.
+ * Built twice more as negative controls, with LBI_RSEQ_BROKEN_NO_STOP_CHECK
+ * (the sections skip the stop check) and with LB_RS_NO_FENCE (remote
+ * drains stop without fencing): each must see a slot change while stopped,
+ * or a token lost or duplicated, within its time bound.
  */
 #include "config.h"
 
@@ -259,7 +259,7 @@ static void run_mode(const char *name, bool force_lock)
 	lb_rs_fini(&st);
 }
 
-#ifdef LBI_RSEQ_BROKEN_NO_STOP_CHECK
+#if defined(LBI_RSEQ_BROKEN_NO_STOP_CHECK) || LB_RS_NO_FENCE
 /* Rounds until the broken sections are caught, at most @limit seconds. */
 static void negative_control(void)
 {
@@ -290,8 +290,9 @@ static void negative_control(void)
 		}
 	}
 	lb_tap_ok(caught,
-		  "without the stop check the test catches it: %d changes while stopped, %u lost, %u duplicated, after %d rounds (%.1f s)",
-		  drain_changes, r.lost, r.dup, rounds, el);
+		  "without the %s the test catches it: %d changes while stopped, %u lost, %u duplicated, after %d rounds (%.1f s)",
+		  LB_RS_NO_FENCE ? "fence" : "stop check", drain_changes,
+		  r.lost, r.dup, rounds, el);
 	exit(lb_tap_done());
 }
 #endif
@@ -299,7 +300,7 @@ static void negative_control(void)
 int main(void)
 {
 	nr_cpus = (int)lb_cpu_count();
-#ifdef LBI_RSEQ_BROKEN_NO_STOP_CHECK
+#if defined(LBI_RSEQ_BROKEN_NO_STOP_CHECK) || LB_RS_NO_FENCE
 	negative_control();
 #endif
 	lb_tap_plan(8);
