@@ -39,7 +39,9 @@
  * ThreadSanitizer build, glibc did not register rseq, LB_RSEQ=0 in the
  * environment, the caller's conf flag, membarrier registration refused, or
  * fewer slots than possible CPU ids), the caller never runs a section; its
- * slots are then protected by the lock alone and R2/R4 cost a plain store.
+ * slots are then protected by the lock alone and it skips R2 and R4 (when
+ * only the conf flag chose the lock path, lbi_rseq_stop() would still
+ * fence).
  *
  * Traps:
  * - Signal handlers may run owner operations: a section interrupted by a

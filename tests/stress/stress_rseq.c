@@ -39,7 +39,7 @@
 
 static struct lb_rs_stack st;
 static int stop_workers, stop_helpers;
-static uint64_t sig_ops, signals_sent;
+static uint64_t sig_ops, signals_sent, owner_ops, drains;
 static int drain_changes, fence_errors;
 static unsigned int hold_spins;
 static pthread_t workers[NR_WORKERS];
@@ -94,6 +94,7 @@ static void *worker(void *arg)
 	}
 	while (n)
 		lb_rs_push(&st, stash[--n]);
+	ck_pr_add_64(&owner_ops, ops);
 	return NULL;
 }
 
@@ -105,6 +106,7 @@ static void *drainer(void *arg)
 	while (!ck_pr_load_int(&stop_helpers)) {
 		for (cpu = 0; cpu < (int)st.l.nr_slots; cpu++) {
 			c = lb_rs_drain(&st, cpu, hold_spins);
+			ck_pr_inc_64(&drains);
 			if (c < 0)
 				ck_pr_inc_int(&fence_errors);
 			else
@@ -229,7 +231,7 @@ static void setup(bool force_lock)
 		printf("Bail out! lb_rs_init\n");
 		exit(1);
 	}
-	sig_ops = signals_sent = 0;
+	sig_ops = signals_sent = owner_ops = drains = 0;
 	drain_changes = fence_errors = 0;
 	st.lock_ops = 0;
 	fill();
@@ -243,9 +245,9 @@ static void run_mode(const char *name, bool force_lock)
 	setup(force_lock);
 	hold_spins = 1000;
 	run_round(secs, &r);
-	lb_tap_diag("%s: path %s, %" PRIu64 " signals sent, %" PRIu64 " handler ops, %" PRIu64 " owner ops on the lock path",
-		    name, st.rseq ? "rseq" : "lock", signals_sent, sig_ops,
-		    st.lock_ops);
+	lb_tap_diag("%s: path %s, %" PRIu64 " owner ops (%" PRIu64 " on the lock path), %" PRIu64 " remote drains, %" PRIu64 " signals sent, %" PRIu64 " handler ops",
+		    name, st.rseq ? "rseq" : "lock", owner_ops, st.lock_ops,
+		    drains, signals_sent, sig_ops);
 	lb_tap_ok(r.lost == 0 && r.dup == 0,
 		  "%s: every token once (%u lost, %u duplicated)", name,
 		  r.lost, r.dup);
