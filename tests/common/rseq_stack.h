@@ -41,6 +41,7 @@ struct lb_rs_stack {
 	pthread_mutex_t be_lock;
 	void **be;		/* overflow back-end, under be_lock */
 	size_t be_n, be_cap;
+	size_t be_overflow;	/* pushes beyond be_cap, under be_lock */
 	uint64_t lock_ops;	/* owner ops on the lock path (atomic) */
 	struct lbi_rseq_fork_hook fork;
 };
@@ -136,14 +137,20 @@ static inline void lb_rs_sigrestore(struct lb_rs_stack *st, sigset_t *old)
 		pthread_sigmask(SIG_SETMASK, old, NULL);
 }
 
-/* Back-end: push never fails (be_cap bounds every token), pop may. */
+/*
+ * Back-end: pop may find it empty. be_cap bounds every distinct token; a
+ * push beyond it (a token duplicated by a broken variant) is counted.
+ */
 static inline void lb_rs_be_push(struct lb_rs_stack *st, void *item)
 {
 	sigset_t old;
 
 	lb_rs_sigblock(st, &old);
 	pthread_mutex_lock(&st->be_lock);
-	st->be[st->be_n++] = item;
+	if (st->be_n < st->be_cap)
+		st->be[st->be_n++] = item;
+	else
+		st->be_overflow++;	/* only duplicated tokens get here */
 	pthread_mutex_unlock(&st->be_lock);
 	lb_rs_sigrestore(st, &old);
 }

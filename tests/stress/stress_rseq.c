@@ -168,7 +168,8 @@ static int conserved(unsigned int *lost, unsigned int *dup)
 	for (cpu = 0; cpu < st.l.nr_slots; cpu++)
 		lb_rs_drain(&st, (int)cpu, 0);
 	memset(seen, 0, sizeof(seen));
-	*lost = *dup = 0;
+	*lost = 0;
+	*dup = (unsigned int)st.be_overflow;
 	for (i = 0; i < st.be_n; i++) {
 		uintptr_t id = (uintptr_t)st.be[i];
 
@@ -287,7 +288,7 @@ static void negative_control(void)
 		el = (double)(t.tv_sec - t0.tv_sec) +
 		     (double)(t.tv_nsec - t0.tv_nsec) / 1e9;
 		if (!caught) {	/* next round starts from a full set */
-			st.be_n = 0;
+			st.be_n = st.be_overflow = 0;
 			fill();
 		}
 	}
