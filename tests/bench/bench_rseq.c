@@ -3,6 +3,7 @@
  * Owner-path cost: ns per push+pop pair on
  *   tls    a thread-local array (the no-sharing floor),
  *   rseq   the calling CPU's slot in restartable sequences (lib/rseq.h),
+ *   rseq-c the same with a compile-time layout,
  *   spin   the calling CPU's slot under an uncontended ck_spinlock_fas,
  *   mutex  one list under a pthread mutex,
  * each push and each pop a noinline call, one pinned thread; median and
@@ -68,6 +69,36 @@ static NOINLINE void *rseq_pop(void)
 	int cpu;
 
 	lbi_rseq_pop(&lay, slots, &p, 0, &cpu);
+	return p;
+}
+
+/*
+ * The same with the layout known at compile time (slot count fixed at
+ * CONST_SLOTS), as a slot core specialised per layout would have it.
+ */
+#define CONST_SLOTS 256
+static struct slot const_slots[CONST_SLOTS];
+static const struct lbi_rseq_layout const_lay = {
+	.stride = sizeof(struct slot),
+	.hdr_off = offsetof(struct slot, hdr),
+	.items_off = offsetof(struct slot, items),
+	.nr_slots = CONST_SLOTS,
+};
+
+static NOINLINE void rseqc_push(void *p)
+{
+	int cpu;
+
+	lbi_rseq_push(&const_lay, const_slots, p, 0, CAP, LBI_RSEQ_WEIGHT_MAX,
+		      &cpu);
+}
+
+static NOINLINE void *rseqc_pop(void)
+{
+	void *p = NULL;
+	int cpu;
+
+	lbi_rseq_pop(&const_lay, const_slots, &p, 0, &cpu);
 	return p;
 }
 
@@ -289,11 +320,12 @@ int main(int argc, char **argv)
 	struct variant v[] = {
 		{ "tls", tls_push, tls_pop, 0, 0 },
 		{ "rseq", rseq_push, rseq_pop, 0, 0 },
+		{ "rseq-c", rseqc_push, rseqc_pop, 0, 0 },
 		{ "spin", spin_push, spin_pop, 0, 0 },
 		{ "mutex", mutex_push, mutex_pop, 0, 0 },
 	};
 	unsigned long pairs = 10000000;
-	int json = 0, rseq, i, nv = 4, other;
+	int json = 0, rseq, i, nv = 5, other;
 	struct fence_cost busy = { -1, -1, 0, -1 }, idle = { -1, -1, 0, -1 };
 	double per_ipi = -1;
 
@@ -310,9 +342,10 @@ int main(int argc, char **argv)
 	lay.items_off = offsetof(struct slot, items);
 	slots = aligned_alloc(64, lay.nr_slots * sizeof(*slots));
 	memset(slots, 0, lay.nr_slots * sizeof(*slots));
-	rseq = lbi_rseq_usable(false, lay.nr_slots);
+	rseq = lbi_rseq_usable(false, lay.nr_slots) &&
+	       lay.nr_slots <= CONST_SLOTS;
 	for (i = 0; i < nv; i++)
-		if (rseq || strcmp(v[i].name, "rseq"))
+		if (rseq || strncmp(v[i].name, "rseq", 4))
 			measure(&v[i], pairs);
 	other = lay.nr_slots > 1 && rseq ? 1 : -1;
 	if (other > 0) {
@@ -339,7 +372,7 @@ int main(int argc, char **argv)
 	       lb_cpu_path_name(), pairs, RUNS);
 	printf("%-6s %10s %10s %10s\n", "", "ns median", "ns min", "x tls");
 	for (i = 0; i < nv; i++) {
-		if (!rseq && !strcmp(v[i].name, "rseq")) {
+		if (!rseq && !strncmp(v[i].name, "rseq", 4)) {
 			printf("%-6s %10s\n", v[i].name, "n/a");
 			continue;
 		}
