@@ -89,4 +89,39 @@ const char *lb_cpu_source_name(enum lb_cpu_src src);
  */
 unsigned int lb_cpu_count(void);
 
+/**
+ * enum lb_cpu_path - How per-CPU slots are reached from their owner CPU.
+ * @LB_CPU_PATH_LOCK: Under the slot lock.
+ * @LB_CPU_PATH_RSEQ: In restartable sequences (no lock, no atomic
+ *                    instruction); remote access stops the slot and fences
+ *                    its CPU with membarrier.
+ */
+enum lb_cpu_path {
+	LB_CPU_PATH_LOCK,
+	LB_CPU_PATH_RSEQ,
+};
+
+/**
+ * lb_cpu_path() - The owner path this process can use.
+ *
+ * %LB_CPU_PATH_RSEQ needs x86-64, a build without ThreadSanitizer, glibc's
+ * rseq registration (off under ``GLIBC_TUNABLES=glibc.pthread.rseq=0`` and
+ * valgrind), no ``LB_RSEQ=0`` in the environment, and membarrier's
+ * private expedited rseq command. A per-CPU object may still take the lock
+ * path when its configuration asks for it or it has fewer slots than
+ * possible CPU ids.
+ *
+ * Context: Any thread. Decided once, when the library is loaded.
+ * Return: %LB_CPU_PATH_RSEQ or %LB_CPU_PATH_LOCK.
+ */
+enum lb_cpu_path lb_cpu_path(void);
+
+/**
+ * lb_cpu_path_name() - lb_cpu_path() with its reason, for reports.
+ *
+ * Context: Any thread.
+ * Return: "rseq", or "lock (<reason>)", e.g. "lock (LB_RSEQ=0)".
+ */
+const char *lb_cpu_path_name(void);
+
 #endif /* LOCKBATCH_CPU_H */

@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * x86-64 restartable sequences for lib/rseq.h. Include only from there.
+ *
+ * Every section has the same shape (lib/rseq.h, "Owner operations"):
+ *
+ *   (a) a descriptor in __rseq_cs: start 1f, post-commit 2f, abort 4f;
+ *   (b) arm: store the descriptor's address in rseq_cs, the last
+ *       instruction before start_ip;
+ *   (c) check that cpu_id still equals the CPU the caller indexed with;
+ *   (d) check the slot's stop flag;
+ *   (e) loads and stores nobody reads before the commit;
+ *   (f) one committing store, post-commit label right after it;
+ *   (g) the abort stub, out of line in __rseq_failure: the signature
+ *       (as the operand of a ud1, so stray execution traps), then a jump
+ *       to a C label that recomputes everything and restarts.
+ *
+ * The kernel leaves registers and flags written inside an aborted section
+ * undefined, so no input register is ever modified; scratch registers are
+ * rax, rcx and rdx only. The descriptor section is writable ("aw"): its
+ * absolute addresses need RELATIVE relocations, and a read-only section
+ * would give a PIE text relocations. Numeric labels only: the compiler may
+ * duplicate an inlined asm, and named labels would then clash.
+ *
+ * asm goto without outputs (GCC >= 4.5, clang >= 9); the empty asm after
+ * each label (lbi_rseq_after_goto) works around the asm-goto miscompiles of
+ * GCC < 8.1 and clang < 13.0.1, as librseq does.
+ */
+#ifndef LOCKBATCH_RSEQ_X86_64_H
+#define LOCKBATCH_RSEQ_X86_64_H
+
+#include <stdint.h>
+
+#define LBI_RSEQ_SIG 0x53053053
+
+#define lbi_rseq_after_goto() __asm__ __volatile__("" ::: "memory")
+
+/*
+ * (d) a remote owns the slot: take the lock path. The negative control of
+ * the stress test builds without it, to show the test catches its absence;
+ * the library never defines LBI_RSEQ_BROKEN_NO_STOP_CHECK.
+ */
+#ifndef LBI_RSEQ_BROKEN_NO_STOP_CHECK
+#define LBI_RSEQ_ASM_STOP_CHECK						\
+	"cmpl $0, 0(%[h])\n\t"						\
+	"jnz %l[stopped]\n\t"
+#else
+#define LBI_RSEQ_ASM_STOP_CHECK
+#endif
+
+/* (a) descriptor, and (b) arm: rax = &descriptor; rseq_cs = rax. */
+#define LBI_RSEQ_ASM_BEGIN						\
+	".pushsection __rseq_cs, \"aw\"\n\t"				\
+	".balign 32\n\t"						\
+	"3:\n\t"							\
+	".long 0x0, 0x0\n\t"		/* version, flags */		\
+	".quad 1f, 2f - 1f, 4f\n\t"	/* start, length, abort */	\
+	".popsection\n\t"						\
+	"leaq 3b(%%rip), %%rax\n\t"					\
+	"movq %%rax, %%fs:8(%[off])\n\t"				\
+	"1:\n\t"							\
+	/* (c) migrated or preempted onto another CPU: restart */	\
+	"cmpl %[cpu], %%fs:4(%[off])\n\t"				\
+	"jnz 4f\n\t"							\
+	LBI_RSEQ_ASM_STOP_CHECK
+
+/* (g) abort stub: 0f b9 3d + signature = ud1 0x53053053(%rip),%edi. */
+#define LBI_RSEQ_ASM_END						\
+	"2:\n\t"							\
+	".pushsection __rseq_failure, \"ax\"\n\t"			\
+	".byte 0x0f, 0xb9, 0x3d\n\t"					\
+	".long 0x53053053\n\t"						\
+	"4:\n\t"							\
+	"jmp %l[abort]\n\t"						\
+	".popsection\n\t"
+
+
+/*
+ * Push: word = h->word; new = word + inc (count + 1, weight + w);
+ * full when the new count exceeds lim's low half or the new word exceeds
+ * lim as a whole (together: new weight > max_weight, or equal with the
+ * count over); items[count] = item; commit h->word = new.
+ */
+static inline __attribute__((always_inline)) int
+lbi_rseq_arch_push(int cpu, struct lbi_rseq_hdr *h, void **items, void *item,
+		   uint64_t inc, uint64_t lim)
+{
+	__asm__ goto(
+		LBI_RSEQ_ASM_BEGIN
+		/* (e) room check, then the item above the committed top */
+		"movq 8(%[h]), %%rcx\n\t"
+		"leaq (%%rcx, %[inc]), %%rdx\n\t"
+		"cmpl %k[lim], %%edx\n\t"
+		"ja %l[full]\n\t"
+		"cmpq %[lim], %%rdx\n\t"
+		"ja %l[full]\n\t"
+		"movl %%ecx, %%eax\n\t"
+		"movq %[item], (%[items], %%rax, 8)\n\t"
+		/* (f) commit count and weight together */
+		"movq %%rdx, 8(%[h])\n\t"
+		LBI_RSEQ_ASM_END
+		: /* no outputs */
+		: [cpu] "r" (cpu), [off] "r" (__rseq_offset), [h] "r" (h),
+		  [items] "r" (items), [item] "r" (item), [inc] "r" (inc),
+		  [lim] "r" (lim)
+		: "memory", "cc", "rax", "rcx", "rdx"
+		: abort, stopped, full);
+	lbi_rseq_after_goto();
+	return LBI_RSEQ_OK;
+abort:
+	lbi_rseq_after_goto();
+	return LBI_RSEQ_RESTART;
+stopped:
+	lbi_rseq_after_goto();
+	return LBI_RSEQ_LOCK;
+full:
+	lbi_rseq_after_goto();
+	return LBI_RSEQ_FULL;
+}
+
+/*
+ * Pop: word = h->word; empty when its count is 0; new = word - dec;
+ * *out = items[new count] (the caller's stack, read only after a commit);
+ * commit h->word = new.
+ */
+static inline __attribute__((always_inline)) int
+lbi_rseq_arch_pop(int cpu, struct lbi_rseq_hdr *h, void **items, void **out,
+		  uint64_t dec)
+{
+	__asm__ goto(
+		LBI_RSEQ_ASM_BEGIN
+		"movq 8(%[h]), %%rcx\n\t"
+		"testl %%ecx, %%ecx\n\t"
+		"jz %l[empty]\n\t"
+		"movq %%rcx, %%rdx\n\t"
+		"subq %[dec], %%rdx\n\t"
+		"movl %%edx, %%eax\n\t"
+		"movq (%[items], %%rax, 8), %%rax\n\t"
+		"movq %%rax, (%[out])\n\t"
+		/* (f) commit: the item is the caller's from here on */
+		"movq %%rdx, 8(%[h])\n\t"
+		LBI_RSEQ_ASM_END
+		:
+		: [cpu] "r" (cpu), [off] "r" (__rseq_offset), [h] "r" (h),
+		  [items] "r" (items), [out] "r" (out), [dec] "r" (dec)
+		: "memory", "cc", "rax", "rcx", "rdx"
+		: abort, stopped, empty);
+	lbi_rseq_after_goto();
+	return LBI_RSEQ_OK;
+abort:
+	lbi_rseq_after_goto();
+	return LBI_RSEQ_RESTART;
+stopped:
+	lbi_rseq_after_goto();
+	return LBI_RSEQ_LOCK;
+empty:
+	lbi_rseq_after_goto();
+	return LBI_RSEQ_EMPTY;
+}
+
+/*
+ * Take all: *wout = h->word; empty when its count is 0; more items than
+ * buf holds (cap) is the lock path's business; copy items[0..count) to
+ * buf from the top down; commit h->word = 0.
+ */
+static inline __attribute__((always_inline)) int
+lbi_rseq_arch_take(int cpu, struct lbi_rseq_hdr *h, void **items, void **buf,
+		   uint32_t cap, uint64_t *wout)
+{
+	__asm__ goto(
+		LBI_RSEQ_ASM_BEGIN
+		"movq 8(%[h]), %%rcx\n\t"
+		"movq %%rcx, (%[wout])\n\t"
+		"movl %%ecx, %%edx\n\t"
+		"testl %%edx, %%edx\n\t"
+		"jz %l[empty]\n\t"
+		"cmpl %[cap], %%edx\n\t"
+		"ja %l[stopped]\n\t"
+		"6:\n\t"
+		"decl %%edx\n\t"
+		"movq (%[items], %%rdx, 8), %%rax\n\t"
+		"movq %%rax, (%[buf], %%rdx, 8)\n\t"
+		"testl %%edx, %%edx\n\t"
+		"jnz 6b\n\t"
+		/* (f) commit: the slot is empty, count and weight 0 */
+		"movq $0, 8(%[h])\n\t"
+		LBI_RSEQ_ASM_END
+		:
+		: [cpu] "r" (cpu), [off] "r" (__rseq_offset), [h] "r" (h),
+		  [items] "r" (items), [buf] "r" (buf), [cap] "r" (cap),
+		  [wout] "r" (wout)
+		: "memory", "cc", "rax", "rcx", "rdx"
+		: abort, stopped, empty);
+	lbi_rseq_after_goto();
+	return LBI_RSEQ_OK;
+abort:
+	lbi_rseq_after_goto();
+	return LBI_RSEQ_RESTART;
+stopped:
+	lbi_rseq_after_goto();
+	return LBI_RSEQ_LOCK;
+empty:
+	lbi_rseq_after_goto();
+	return LBI_RSEQ_EMPTY;
+}
+
+#endif /* LOCKBATCH_RSEQ_X86_64_H */
