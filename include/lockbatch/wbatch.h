@@ -31,7 +31,7 @@
  * owner serialises every call.
  *
  * Errors: a call that validates several things checks, and reports the
- * first that fails, in this order (the order of lockbatch/pcpu.h): the
+ * first that fails, in this order (the order of lockbatch/cpubatch.h): the
  * arguments (%-EINVAL: NULL pointers, a weight or cap out of range), then
  * the batch itself (%-EINVAL: caps a valid batch cannot have), then its
  * state (%-ENOSPC). Nothing changes on error.

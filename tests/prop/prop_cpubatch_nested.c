@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
- * Several lb_pcpu instances whose callbacks add to random other instances
+ * Several lb_cpubatch instances whose callbacks add to random other instances
  * (chains, and cycles bounded by a hop count per object), against a model:
  * each object is committed by each back-end exactly as often as it was
  * added to that back-end's instance. The callbacks also drain other
  * instances. After every top-level operation the stats identities of
- * pcpu.h hold for every instance and nothing is in flight. Fixed seeds;
+ * cpubatch.h hold for every instance and nothing is in flight. Fixed seeds;
  * LB_SEED=<seed> replays one.
  */
 #include "config.h"
@@ -16,7 +16,7 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 
-#include <lockbatch/pcpu.h>
+#include <lockbatch/cpubatch.h>
 #include "../common/prng.h"
 
 #define NINST 4
@@ -45,7 +45,7 @@ struct nobj {
 
 struct nbe {
 	unsigned int idx;
-	struct lb_pcpu *pc;
+	struct lb_cpubatch *pc;
 	unsigned int nr_slots;
 	int held;
 };
@@ -89,7 +89,7 @@ static int nadd(struct nobj *o, unsigned int i)
 	int rc;
 
 	cpu_id = (int)lb_rng_below(&rng, MAX_SLOTS + 2) - 1;
-	rc = lb_pcpu_add(BE[i].pc, o, &o->node, 1 + lb_rng_below(&rng, 4));
+	rc = lb_cpubatch_add(BE[i].pc, o, &o->node, 1 + lb_rng_below(&rng, 4));
 	if (rc >= 0) {
 		o->adds[i]++;
 		return rc;
@@ -136,8 +136,8 @@ static void be_after(void *p, void **objs, unsigned int n)
 	if (lb_rng_below(&rng, 4))
 		return;
 	j = lb_rng_below(&rng, NINST);
-	rc = lb_rng_below(&rng, 2) ? lb_pcpu_drain_local(BE[j].pc) :
-				     lb_pcpu_drain_all(BE[j].pc);
+	rc = lb_rng_below(&rng, 2) ? lb_cpubatch_drain_local(BE[j].pc) :
+				     lb_cpubatch_drain_all(BE[j].pc);
 	if (j == b->idx)
 		cr_assert(eq(int, rc, -EDEADLK), "own instance: " LB_SEED_FMT,
 			  LB_SEED_ARGS(cur_seed));
@@ -176,8 +176,8 @@ static const struct lb_backend_ops ops = {
 /* The model, then the stats identities of every instance. */
 static void check(unsigned int op)
 {
-	struct lb_pcpu_slot_stats st[MAX_SLOTS];
-	struct lb_pcpu_stats t;
+	struct lb_cpubatch_slot_stats st[MAX_SLOTS];
+	struct lb_cpubatch_stats t;
 	unsigned int i, k, s, c;
 
 	cr_assert(eq(int, locks_held, 0));
@@ -200,7 +200,7 @@ static void check(unsigned int op)
 	for (i = 0; i < NINST; i++) {
 		uint64_t flushes = 0;
 
-		cr_assert(eq(int, lb_pcpu_stats(BE[i].pc, &t, st, MAX_SLOTS),
+		cr_assert(eq(int, lb_cpubatch_stats(BE[i].pc, &t, st, MAX_SLOTS),
 			     (int)BE[i].nr_slots));
 		cr_assert(eq(u64, t.flushes_inflight, 0),
 			  "instance %u op %u: " LB_SEED_FMT, i, op,
@@ -231,9 +231,9 @@ static void setup(void)
 	unsigned int i, k, h;
 
 	for (i = 0; i < NINST; i++) {
-		struct lb_pcpu_conf conf = {
+		struct lb_cpubatch_conf conf = {
 			.nr_slots = 1 + lb_rng_below(&rng, MAX_SLOTS),
-			.mode = LB_PCPU_WEIGHTED,
+			.mode = LB_CPUBATCH_WEIGHTED,
 			.max_nr = 1 + lb_rng_below(&rng, 6),
 			.max_weight = 2 + lb_rng_below(&rng, 12),
 			.ops = &ops,
@@ -242,7 +242,7 @@ static void setup(void)
 		};
 
 		BE[i] = (struct nbe){ .idx = i, .nr_slots = conf.nr_slots };
-		cr_assert(eq(int, lb_pcpu_create(&BE[i].pc, &conf), 0));
+		cr_assert(eq(int, lb_cpubatch_create(&BE[i].pc, &conf), 0));
 	}
 	memset(OB, 0, sizeof(OB));
 	for (k = 0; k < NOBJ; k++) {
@@ -256,17 +256,17 @@ static void setup(void)
 /* Drain until no batch holds anything: re-adds may refill drained ones. */
 static void drain_everything(void)
 {
-	struct lb_pcpu_stats t;
+	struct lb_cpubatch_stats t;
 	unsigned int i, round, busy = 1;
 
 	for (round = 0; busy && round < 4 * MAX_HOPS; round++) {
 		busy = 0;
 		for (i = 0; i < NINST; i++) {
-			cr_assert(ge(int, lb_pcpu_drain_all(BE[i].pc), 0));
-			lb_pcpu_stats(BE[i].pc, &t, NULL, 0);
+			cr_assert(ge(int, lb_cpubatch_drain_all(BE[i].pc), 0));
+			lb_cpubatch_stats(BE[i].pc, &t, NULL, 0);
 		}
 		for (i = 0; i < NINST; i++) {
-			lb_pcpu_stats(BE[i].pc, &t, NULL, 0);
+			lb_cpubatch_stats(BE[i].pc, &t, NULL, 0);
 			busy |= t.total.nr_cached != 0;
 		}
 	}
@@ -289,14 +289,14 @@ static void run_seed(uint64_t seed)
 		switch (lb_rng_below(&rng, 8)) {
 		case 0:
 			cpu_id = (int)lb_rng_below(&rng, MAX_SLOTS);
-			cr_assert(ge(int, lb_pcpu_drain_local(BE[i].pc), 0));
+			cr_assert(ge(int, lb_cpubatch_drain_local(BE[i].pc), 0));
 			break;
 		case 1:
-			rc = lb_pcpu_drain_obj(BE[i].pc, &o->node);
+			rc = lb_cpubatch_drain_obj(BE[i].pc, &o->node);
 			cr_assert(rc >= 0 || rc == -EXDEV, "drain_obj: %d", rc);
 			break;
 		case 2:
-			cr_assert(ge(int, lb_pcpu_drain_all(BE[i].pc), 0));
+			cr_assert(ge(int, lb_cpubatch_drain_all(BE[i].pc), 0));
 			break;
 		default:
 			if (o->node.slot)
@@ -317,10 +317,10 @@ static void run_seed(uint64_t seed)
 		cr_assert(eq(long, OB[k].refs, 0));
 	}
 	for (i = 0; i < NINST; i++)
-		cr_assert(eq(int, lb_pcpu_destroy(BE[i].pc), 0), "destroy %u", i);
+		cr_assert(eq(int, lb_cpubatch_destroy(BE[i].pc), 0), "destroy %u", i);
 }
 
-Test(prop_pcpu_nested, callbacks_add_to_other_instances, .timeout = 60)
+Test(prop_cpubatch_nested, callbacks_add_to_other_instances, .timeout = 60)
 {
 	unsigned int i, nr = sizeof(seeds) / sizeof(seeds[0]);
 	uint64_t seed;

@@ -16,11 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <lockbatch/pcpu.h>
+#include <lockbatch/cpubatch.h>
 #include "internal.h"
-#include "pcpu_impl.h"
+#include "cpubatch_impl.h"
 
-static uint32_t next_pcpu_id;
+static uint32_t next_cpubatch_id;
 
 /*
  * What this thread is doing inside flushes, for every instance at once.
@@ -33,23 +33,23 @@ static uint32_t next_pcpu_id;
  * flush returns with the queue empty.
  */
 struct lbi_deferred {
-	struct lb_pcpu *pc;
+	struct lb_cpubatch *pc;
 	struct lbi_flushbuf buf;
 };
 
 struct lbi_thread {
-	const struct lb_pcpu *frames[LB_PCPU_NEST_MAX];
+	const struct lb_cpubatch *frames[LB_CPUBATCH_NEST_MAX];
 	unsigned int depth;
 	unsigned int locked;
 	/* Instances whose drain mutex this thread holds (one per depth). */
-	const struct lb_pcpu *drains[LB_PCPU_NEST_MAX + 1];
+	const struct lb_cpubatch *drains[LB_CPUBATCH_NEST_MAX + 1];
 	unsigned int nr_drains;
 	unsigned int nr_deferred;
-	struct lbi_deferred deferred[LB_PCPU_DEFER_MAX];
+	struct lbi_deferred deferred[LB_CPUBATCH_DEFER_MAX];
 };
 static __thread struct lbi_thread cur;
 
-const char *lb_pcpu_flush_cause_name(enum lb_flush_cause cause)
+const char *lb_cpubatch_flush_cause_name(enum lb_flush_cause cause)
 {
 	static const char *const names[LB_FLUSH_NR] = {
 		[LB_FLUSH_FULL] = "full",
@@ -68,11 +68,11 @@ const char *lb_pcpu_flush_cause_name(enum lb_flush_cause cause)
 	return names[cause];
 }
 
-int lb_pcpu_create(struct lb_pcpu **pcp, const struct lb_pcpu_conf *conf)
+int lb_cpubatch_create(struct lb_cpubatch **pcp, const struct lb_cpubatch_conf *conf)
 {
 	unsigned int nr_slots, max_nr, i;
 	uint32_t max_weight;
-	struct lb_pcpu *pc;
+	struct lb_cpubatch *pc;
 	void *mem;
 
 	if (!pcp || !conf || !conf->ops || !conf->ops->lock ||
@@ -81,20 +81,20 @@ int lb_pcpu_create(struct lb_pcpu **pcp, const struct lb_pcpu_conf *conf)
 	nr_slots = conf->nr_slots ? conf->nr_slots : lb_cpu_count();
 	max_nr = conf->max_nr ? conf->max_nr : LB_WBATCH_MAX;
 	max_weight = conf->max_weight ? conf->max_weight : LB_WBATCH_MAX;
-	if (nr_slots > LB_PCPU_MAX_SLOTS || max_nr > LB_WBATCH_MAX ||
+	if (nr_slots > LB_CPUBATCH_MAX_SLOTS || max_nr > LB_WBATCH_MAX ||
 	    max_weight > LB_WBATCH_WEIGHT_MAX)
 		return -EINVAL;
 
 	switch (conf->mode) {
-	case LB_PCPU_BASELINE:
+	case LB_CPUBATCH_BASELINE:
 		/* A batch of one: every add is committed on its own. */
 		max_nr = 1;
 		max_weight = LB_WBATCH_WEIGHT_MAX;
 		break;
-	case LB_PCPU_BYPASS_LARGE:
+	case LB_CPUBATCH_BYPASS_LARGE:
 		max_weight = LB_WBATCH_WEIGHT_MAX;
 		break;
-	case LB_PCPU_WEIGHTED:
+	case LB_CPUBATCH_WEIGHTED:
 		break;
 	default:
 		return -EINVAL;
@@ -112,14 +112,14 @@ int lb_pcpu_create(struct lb_pcpu **pcp, const struct lb_pcpu_conf *conf)
 	pc->slots = mem;
 	pc->nr_slots = nr_slots;
 	pc->mode = conf->mode;
-	pc->bypass_above = conf->mode == LB_PCPU_BYPASS_LARGE ? 1 : UINT32_MAX;
+	pc->bypass_above = conf->mode == LB_CPUBATCH_BYPASS_LARGE ? 1 : UINT32_MAX;
 	pc->ops = *conf->ops;
 	pc->backend = conf->backend;
 	pc->cpu_fn = conf->cpu_fn;
 	pc->cpu_arg = conf->cpu_arg;
 	/* Ids only tell objects apart; 0 is reserved for "never added". */
 	do {
-		pc->id = ck_pr_faa_32(&next_pcpu_id, 1) + 1;
+		pc->id = ck_pr_faa_32(&next_cpubatch_id, 1) + 1;
 	} while (pc->id == 0);
 	for (i = 0; i < nr_slots; i++) {
 		lbi_spin_init(&pc->slots[i].lock);
@@ -144,10 +144,10 @@ int lb_pcpu_create(struct lb_pcpu **pcp, const struct lb_pcpu_conf *conf)
  * inflight is raised before the batch count and the nodes are cleared, and
  * a store fence keeps that order for lock-free readers: whoever sees a node
  * or a batch emptied by this swap-out also sees the flush in flight
- * (lb_pcpu_settle() and the empty-slot skip of lb_pcpu_drain_all() rely on
+ * (lb_cpubatch_settle() and the empty-slot skip of lb_cpubatch_drain_all() rely on
  * it).
  */
-void lbi_swap_out(struct lb_pcpu *pc, unsigned int idx,
+void lbi_swap_out(struct lb_cpubatch *pc, unsigned int idx,
 		  struct lbi_flushbuf *buf, enum lb_flush_cause cause)
 {
 	struct lbi_slot *s = &pc->slots[idx];
@@ -168,14 +168,14 @@ void lbi_swap_out(struct lb_pcpu *pc, unsigned int idx,
 	lbi_wbatch_reinit(&s->batch);
 }
 
-static void *backend_of(const struct lb_pcpu *pc, void *obj)
+static void *backend_of(const struct lb_cpubatch *pc, void *obj)
 {
 	return pc->ops.backend_of ? pc->ops.backend_of(obj) : pc->backend;
 }
 
 static void run_deferred(void);
 
-static void commit_runs(struct lb_pcpu *pc, struct lbi_flushbuf *buf)
+static void commit_runs(struct lb_cpubatch *pc, struct lbi_flushbuf *buf)
 {
 	struct lbi_slot *s = &pc->slots[buf->slot];
 	unsigned int i = 0, j, runs = 0;
@@ -229,7 +229,7 @@ static void commit_runs(struct lb_pcpu *pc, struct lbi_flushbuf *buf)
  * drain mutex (a callback of a drain_all pass), nor one frame deeper than
  * the documented bound.
  */
-int lbi_context_check(const struct lb_pcpu *pc)
+int lbi_context_check(const struct lb_cpubatch *pc)
 {
 	unsigned int i;
 
@@ -242,17 +242,17 @@ int lbi_context_check(const struct lb_pcpu *pc)
 	for (i = 0; i < cur.nr_deferred; i++)
 		if (cur.deferred[i].pc == pc)
 			return -EDEADLK;
-	return cur.depth < LB_PCPU_NEST_MAX ? 0 : -ELOOP;
+	return cur.depth < LB_CPUBATCH_NEST_MAX ? 0 : -ELOOP;
 }
 
 /* The drain mutex, remembered per thread for lbi_context_check(). */
-void lbi_drain_lock(struct lb_pcpu *pc)
+void lbi_drain_lock(struct lb_cpubatch *pc)
 {
 	pthread_mutex_lock(&pc->drain.lock);
 	cur.drains[cur.nr_drains++] = pc;
 }
 
-void lbi_drain_unlock(struct lb_pcpu *pc)
+void lbi_drain_unlock(struct lb_cpubatch *pc)
 {
 	cur.nr_drains--;
 	pthread_mutex_unlock(&pc->drain.lock);
@@ -264,7 +264,7 @@ static void run_deferred(void)
 	struct lbi_deferred d;
 
 	while (cur.nr_deferred && !cur.locked &&
-	       cur.depth < LB_PCPU_NEST_MAX) {
+	       cur.depth < LB_CPUBATCH_NEST_MAX) {
 		d = cur.deferred[--cur.nr_deferred];
 		commit_runs(d.pc, &d.buf);
 	}
@@ -274,19 +274,19 @@ static void run_deferred(void)
  * Commit a swapped-out batch, then the batches its callbacks deferred.
  * Runs with no lock of ours held; the caller checked the nesting bound.
  */
-void lbi_flush_buf(struct lb_pcpu *pc, struct lbi_flushbuf *buf)
+void lbi_flush_buf(struct lb_cpubatch *pc, struct lbi_flushbuf *buf)
 {
 	commit_runs(pc, buf);
 	run_deferred();
 }
 
 /* @room: what lbi_wbatch_add() returned; > 0 means only disable flushes. */
-static enum lb_flush_cause add_cause(const struct lb_pcpu *pc,
+static enum lb_flush_cause add_cause(const struct lb_cpubatch *pc,
 				     const struct lb_wbatch *b, uint32_t weight,
 				     int room)
 {
 	/* BASELINE commits every add on its own: "full", whatever the weight. */
-	if (pc->mode == LB_PCPU_BASELINE)
+	if (pc->mode == LB_CPUBATCH_BASELINE)
 		return LB_FLUSH_FULL;
 	if (weight > pc->bypass_above || weight >= b->max_weight)
 		return LB_FLUSH_BYPASS;
@@ -303,7 +303,7 @@ static enum lb_flush_cause add_cause(const struct lb_pcpu *pc,
  * at the nesting bound, defer it to the enclosing flush. Out of line so
  * the no-flush path keeps a small frame (the flush buffer is 270 bytes).
  */
-static __attribute__((noinline)) int add_flush(struct lb_pcpu *pc,
+static __attribute__((noinline)) int add_flush(struct lb_cpubatch *pc,
 					       unsigned int idx, void *obj,
 					       struct lb_node *n,
 					       uint32_t weight, int rc)
@@ -313,13 +313,13 @@ static __attribute__((noinline)) int add_flush(struct lb_pcpu *pc,
 	struct lbi_flushbuf buf;
 	struct lbi_deferred *d;
 
-	if (lbi_likely(!cur.locked && cur.depth < LB_PCPU_NEST_MAX)) {
+	if (lbi_likely(!cur.locked && cur.depth < LB_CPUBATCH_NEST_MAX)) {
 		lbi_swap_out(pc, idx, &buf, cause);
 		lbi_spin_unlock(&s->lock);
 		lbi_flush_buf(pc, &buf);
 		return 1;
 	}
-	if (cur.nr_deferred == LB_PCPU_DEFER_MAX) {
+	if (cur.nr_deferred == LB_CPUBATCH_DEFER_MAX) {
 		lbi_wbatch_unadd(&s->batch, weight);
 		s->st.adds--;
 		s->st.weight_added -= weight;
@@ -336,7 +336,7 @@ static __attribute__((noinline)) int add_flush(struct lb_pcpu *pc,
 	return 1;
 }
 
-int lb_pcpu_add(struct lb_pcpu *pc, void *obj, struct lb_node *n,
+int lb_cpubatch_add(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 		uint32_t weight)
 {
 	struct lbi_slot *s;
@@ -364,7 +364,7 @@ int lb_pcpu_add(struct lb_pcpu *pc, void *obj, struct lb_node *n,
 	s->nodes[s->batch.nr] = n;
 	rc = lbi_wbatch_add(&s->batch, obj, weight);
 	/*
-	 * disabled is read under the slot lock: lb_pcpu_disable() raises it
+	 * disabled is read under the slot lock: lb_cpubatch_disable() raises it
 	 * and then takes every slot lock, so an add either runs before the
 	 * disable's pass reaches this slot (and is flushed by it) or sees the
 	 * raised count here and flushes at once.
@@ -377,7 +377,7 @@ int lb_pcpu_add(struct lb_pcpu *pc, void *obj, struct lb_node *n,
 	return add_flush(pc, idx, obj, n, weight, rc);
 }
 
-int lbi_drain_slot(struct lb_pcpu *pc, unsigned int idx,
+int lbi_drain_slot(struct lb_cpubatch *pc, unsigned int idx,
 		   enum lb_flush_cause cause)
 {
 	struct lbi_slot *s = &pc->slots[idx];
@@ -394,7 +394,7 @@ int lbi_drain_slot(struct lb_pcpu *pc, unsigned int idx,
 	return (int)buf.nr;
 }
 
-int lb_pcpu_drain_local(struct lb_pcpu *pc)
+int lb_cpubatch_drain_local(struct lb_cpubatch *pc)
 {
 	unsigned int idx;
 	int rc;
@@ -411,7 +411,7 @@ int lb_pcpu_drain_local(struct lb_pcpu *pc)
 	return rc;
 }
 
-int lb_pcpu_destroy(struct lb_pcpu *pc)
+int lb_cpubatch_destroy(struct lb_cpubatch *pc)
 {
 	unsigned int i, j;
 
@@ -447,8 +447,8 @@ int lb_pcpu_destroy(struct lb_pcpu *pc)
 	return 0;
 }
 
-static void sum_stats(struct lb_pcpu_slot_stats *t,
-		      const struct lb_pcpu_slot_stats *s)
+static void sum_stats(struct lb_cpubatch_slot_stats *t,
+		      const struct lb_cpubatch_slot_stats *s)
 {
 	unsigned int c;
 
@@ -464,10 +464,10 @@ static void sum_stats(struct lb_pcpu_slot_stats *t,
 	t->weight_cached += s->weight_cached;
 }
 
-int lb_pcpu_stats(struct lb_pcpu *pc, struct lb_pcpu_stats *out,
-		  struct lb_pcpu_slot_stats *slots, unsigned int nr)
+int lb_cpubatch_stats(struct lb_cpubatch *pc, struct lb_cpubatch_stats *out,
+		  struct lb_cpubatch_slot_stats *slots, unsigned int nr)
 {
-	struct lb_pcpu_slot_stats one;
+	struct lb_cpubatch_slot_stats one;
 	unsigned int i, inflight;
 
 	if (!pc || (!slots && nr))

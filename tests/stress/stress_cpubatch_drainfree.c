@@ -2,8 +2,8 @@
 /*
  * Stress for C20: no get/put hooks, so the batch holds no reference. Adders
  * allocate objects, add them (their batches fill and flush) and hand each
- * one over at once; drainers call lb_pcpu_drain_obj() or
- * lb_pcpu_drain_objs() on what they are handed and free it as soon as the
+ * one over at once; drainers call lb_cpubatch_drain_obj() or
+ * lb_cpubatch_drain_objs() on what they are handed and free it as soon as the
  * call returns. The commit dawdles before it touches its objects, so a
  * drain that returned while another thread's flush still held the object
  * is a use-after-free (ASan, TSan) or an object seen uncommitted.
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 
 #include <lockbatch/lock.h>
-#include <lockbatch/pcpu.h>
+#include <lockbatch/cpubatch.h>
 #include "../common/env.h"
 #include "../common/prng.h"
 #include "../common/tap.h"
@@ -33,7 +33,7 @@ struct dobj {
 };
 
 static struct lb_lock be_lock;
-static struct lb_pcpu *pc;
+static struct lb_cpubatch *pc;
 static struct dobj *cells[CELLS];	/* atomic: handed from adders */
 static unsigned long iters;
 static unsigned int adders_left;	/* atomic */
@@ -112,7 +112,7 @@ static void *adder(void *arg)
 			break;
 		}
 		tls_cpu = (int)lb_rng_below(&r, NSLOTS);
-		if (lb_pcpu_add(pc, o, &o->node, 1 + lb_rng_below(&r, 3)) < 0) {
+		if (lb_cpubatch_add(pc, o, &o->node, 1 + lb_rng_below(&r, 3)) < 0) {
 			count(&errors);
 			free(o);
 			continue;
@@ -134,11 +134,11 @@ static void drain_and_free(struct dobj **got, unsigned int nr, int together)
 	if (together) {
 		for (i = 0; i < nr; i++)
 			nodes[i] = &got[i]->node;
-		rc = lb_pcpu_drain_objs(pc, nodes, nr);
+		rc = lb_cpubatch_drain_objs(pc, nodes, nr);
 	}
 	for (i = 0; i < nr; i++) {
 		if (!together)
-			rc = lb_pcpu_drain_obj(pc, &got[i]->node);
+			rc = lb_cpubatch_drain_obj(pc, &got[i]->node);
 		if (rc < 0)
 			count(&errors);
 	}
@@ -180,12 +180,12 @@ static void *drainer(void *arg)
 int main(void)
 {
 	pthread_t a[ADDERS], d[DRAINERS];
-	struct lb_pcpu_conf conf = {
-		.nr_slots = NSLOTS, .mode = LB_PCPU_WEIGHTED, .max_nr = 4,
+	struct lb_cpubatch_conf conf = {
+		.nr_slots = NSLOTS, .mode = LB_CPUBATCH_WEIGHTED, .max_nr = 4,
 		.max_weight = 8, .ops = &ops, .backend = &be_lock,
 		.cpu_fn = cpu_fn,
 	};
-	struct lb_pcpu_stats st;
+	struct lb_cpubatch_stats st;
 	uint64_t flushes = 0;
 	unsigned int i, c;
 
@@ -195,7 +195,7 @@ int main(void)
 	lb_tap_diag(LB_SEED_FMT ", %lu objects per adder", LB_SEED_ARGS(seed),
 		    iters);
 	if (lb_lock_init(&be_lock, LB_LOCK_SPIN, "drainfree") ||
-	    lb_pcpu_create(&pc, &conf)) {
+	    lb_cpubatch_create(&pc, &conf)) {
 		lb_tap_ok(0, "setup");
 		return lb_tap_done();
 	}
@@ -213,7 +213,7 @@ int main(void)
 		  "errors)", freed, errors);
 	lb_tap_ok(early == 0, "no drain returned before the object's commit "
 		  "(%lu did)", early);
-	lb_pcpu_stats(pc, &st, NULL, 0);
+	lb_cpubatch_stats(pc, &st, NULL, 0);
 	for (c = 0; c < LB_FLUSH_NR; c++)
 		flushes += st.total.flushes[c];
 	lb_tap_ok(st.total.adds == created && st.total.objs_committed ==
@@ -225,7 +225,7 @@ int main(void)
 		  st.total.flushes_committed == flushes,
 		  "one back-end lock hold per flush (%llu flushes)",
 		  (unsigned long long)flushes);
-	lb_pcpu_destroy(pc);
+	lb_cpubatch_destroy(pc);
 	lb_lock_destroy(&be_lock);
 	return lb_tap_done();
 }

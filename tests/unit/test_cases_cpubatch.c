@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
  * Scenario cases C15 and C20 of the project's case list (second set), and
- * the order in which lb_pcpu calls report errors. Several instances here,
+ * the order in which lb_cpubatch calls report errors. Several instances here,
  * each with its own back-end, so the drain fixture's single global back-end
  * does not fit.
  */
@@ -15,7 +15,7 @@
 #include <criterion/new/assert.h>
 
 #include <lockbatch/lock.h>
-#include <lockbatch/pcpu.h>
+#include <lockbatch/cpubatch.h>
 
 #define NBE 2
 
@@ -24,7 +24,7 @@ typedef void (*be_hook)(struct be *b, void **objs, unsigned int n);
 
 struct be {
 	struct lb_lock lock;
-	struct lb_pcpu *pc;
+	struct lb_cpubatch *pc;
 	unsigned int idx;
 	unsigned long commits;		/* under lock */
 	be_hook on_commit;
@@ -88,13 +88,13 @@ static const struct lb_backend_ops ops_refcount = {
 	.refcount = obj_refcount,
 };
 
-static struct lb_pcpu *be_create(unsigned int i, unsigned int nr_slots,
+static struct lb_cpubatch *be_create(unsigned int i, unsigned int nr_slots,
 				 unsigned int max_nr,
 				 const struct lb_backend_ops *ops)
 {
-	struct lb_pcpu_conf conf = {
+	struct lb_cpubatch_conf conf = {
 		.nr_slots = nr_slots,
-		.mode = LB_PCPU_WEIGHTED,
+		.mode = LB_CPUBATCH_WEIGHTED,
 		.max_nr = max_nr,
 		.ops = ops,
 		.backend = &be[i],
@@ -104,7 +104,7 @@ static struct lb_pcpu *be_create(unsigned int i, unsigned int nr_slots,
 	memset(&be[i], 0, sizeof(be[i]));
 	be[i].idx = i;
 	cr_assert(eq(int, lb_lock_init(&be[i].lock, LB_LOCK_SPIN, "case"), 0));
-	cr_assert(eq(int, lb_pcpu_create(&be[i].pc, &conf), 0));
+	cr_assert(eq(int, lb_cpubatch_create(&be[i].pc, &conf), 0));
 	return be[i].pc;
 }
 
@@ -113,14 +113,14 @@ static void be_destroy_all(void)
 	unsigned int i;
 
 	for (i = 0; i < NBE; i++) {
-		cr_assert(eq(int, lb_pcpu_destroy(be[i].pc), 0), "destroy %u", i);
+		cr_assert(eq(int, lb_cpubatch_destroy(be[i].pc), 0), "destroy %u", i);
 		lb_lock_destroy(&be[i].lock);
 	}
 }
 
 static int obj_add(struct obj *o, unsigned int i)
 {
-	int rc = lb_pcpu_add(be[i].pc, o, &o->node, 1);
+	int rc = lb_cpubatch_add(be[i].pc, o, &o->node, 1);
 
 	if (rc >= 0)
 		o->adds[i]++;
@@ -154,7 +154,7 @@ static void b_commit_readds(struct be *b, void **objs, unsigned int n)
 
 static void c15_run(unsigned int nr_slots, int cpu)
 {
-	struct lb_pcpu_stats st;
+	struct lb_cpubatch_stats st;
 	struct obj o = { .readds = 1 };
 	unsigned int i;
 
@@ -164,8 +164,8 @@ static void c15_run(unsigned int nr_slots, int cpu)
 	be[1].on_commit = b_commit_readds;
 	tls_cpu = cpu;
 	cr_assert(eq(int, obj_add(&o, 0), 0));
-	cr_assert(eq(int, lb_pcpu_drain_all(be[0].pc), 1));
-	cr_assert(ge(int, lb_pcpu_drain_all(be[1].pc), 0));
+	cr_assert(eq(int, lb_cpubatch_drain_all(be[0].pc), 1));
+	cr_assert(ge(int, lb_cpubatch_drain_all(be[1].pc), 0));
 	cr_assert(eq(u32, o.commits[0], 1), "A commits it once");
 	cr_assert(eq(u32, o.adds[1], 2), "added to B by A's commit and B's");
 	cr_assert(eq(u32, o.commits[1], o.adds[1]),
@@ -173,7 +173,7 @@ static void c15_run(unsigned int nr_slots, int cpu)
 	cr_assert(eq(u64, be[0].commits, 1));
 	cr_assert(eq(u64, be[1].commits, 2));
 	for (i = 0; i < NBE; i++) {
-		cr_assert(eq(int, lb_pcpu_stats(be[i].pc, &st, NULL, 0),
+		cr_assert(eq(int, lb_cpubatch_stats(be[i].pc, &st, NULL, 0),
 			     (int)nr_slots));
 		cr_assert(eq(u64, st.flushes_inflight, 0), "instance %u", i);
 		cr_assert(eq(u64, st.total.objs_committed, be[i].commits));
@@ -251,20 +251,20 @@ static const struct lb_backend_ops c20_ops = {
 
 static void *c20_adder(void *arg)
 {
-	struct lb_pcpu *pc = arg;
+	struct lb_cpubatch *pc = arg;
 	unsigned int r;
 
 	tls_cpu = 0;
 	for (r = 0; r < C20_ROUNDS; r++) {
 		struct c20_obj *o = calloc(1, sizeof(*o));
 
-		if (!o || lb_pcpu_add(pc, o, &o->node, 1) != 0) {
+		if (!o || lb_cpubatch_add(pc, o, &o->node, 1) != 0) {
 			c20_errors++;
 			free(o);
 			break;
 		}
 		/* The commit hands o to the drainer, which frees it. */
-		if (lb_pcpu_drain_local(pc) != 1)
+		if (lb_cpubatch_drain_local(pc) != 1)
 			c20_errors++;
 		while (__atomic_load_n(&c20_mailbox, __ATOMIC_ACQUIRE))
 			sched_yield();
@@ -275,7 +275,7 @@ static void *c20_adder(void *arg)
 
 static void *c20_drainer(void *arg)
 {
-	struct lb_pcpu *pc = arg;
+	struct lb_cpubatch *pc = arg;
 	struct c20_obj *o;
 
 	tls_cpu = 1;
@@ -286,9 +286,9 @@ static void *c20_drainer(void *arg)
 			continue;
 		}
 		__atomic_store_n(&c20_taken, 1, __ATOMIC_RELEASE);
-		if (c20_by_settle ? lb_pcpu_settle(pc, o, &o->node, 1) !=
+		if (c20_by_settle ? lb_cpubatch_settle(pc, o, &o->node, 1) !=
 					    LB_SETTLED :
-				    lb_pcpu_drain_obj(pc, &o->node) < 0)
+				    lb_cpubatch_drain_obj(pc, &o->node) < 0)
 			c20_errors++;
 		/* "Drained": no batch and no flush references it any more. */
 		if (*(volatile unsigned int *)&o->committed != 1)
@@ -301,7 +301,7 @@ static void *c20_drainer(void *arg)
 
 static void c20_run(void)
 {
-	struct lb_pcpu *pc = be_create(0, 2, 0, &c20_ops);
+	struct lb_cpubatch *pc = be_create(0, 2, 0, &c20_ops);
 	pthread_t a, b;
 
 	be_create(1, 1, 0, &ops_plain);
@@ -340,8 +340,8 @@ static void prec_commit(struct be *b, void **objs, unsigned int n)
 	(void)objs;
 	(void)n;
 	/* From B's commit, on a node of A: ownership (EXDEV) comes first. */
-	prec_rc[0] = lb_pcpu_settle(b->pc, o, &o->node, 1);
-	prec_rc[1] = lb_pcpu_drain_obj(b->pc, &o->node);
+	prec_rc[0] = lb_cpubatch_settle(b->pc, o, &o->node, 1);
+	prec_rc[1] = lb_cpubatch_drain_obj(b->pc, &o->node);
 }
 
 Test(cases2, error_precedence_ownership_first, .timeout = 10)
@@ -354,20 +354,20 @@ Test(cases2, error_precedence_ownership_first, .timeout = 10)
 	tls_cpu = 0;
 	cr_assert(eq(int, obj_add(&a, 0), 0));
 	/* A node of A given to B, which has no @refcount: -EXDEV. */
-	cr_assert(eq(int, lb_pcpu_settle(be[1].pc, &a, &a.node, 1), -EXDEV));
-	cr_assert(eq(int, lb_pcpu_settle_held(be[1].pc, &a, &a.node, 1, 0),
+	cr_assert(eq(int, lb_cpubatch_settle(be[1].pc, &a, &a.node, 1), -EXDEV));
+	cr_assert(eq(int, lb_cpubatch_settle_held(be[1].pc, &a, &a.node, 1, 0),
 		     -EXDEV));
 	/* Argument errors come before ownership. */
-	cr_assert(eq(int, lb_pcpu_settle(be[1].pc, &a, &a.node, -1), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_settle(be[1].pc, &a, &a.node, -1), -EINVAL));
 	nodes[0] = &a.node;
 	nodes[1] = NULL;
-	cr_assert(eq(int, lb_pcpu_drain_objs(be[1].pc, nodes, 2), -EINVAL),
+	cr_assert(eq(int, lb_cpubatch_drain_objs(be[1].pc, nodes, 2), -EINVAL),
 		  "a NULL entry anywhere is an argument error");
 	/* Never added: -ENOENT before -EOPNOTSUPP. */
-	cr_assert(eq(int, lb_pcpu_settle(be[1].pc, &x, &x.node, 1), -ENOENT));
+	cr_assert(eq(int, lb_cpubatch_settle(be[1].pc, &x, &x.node, 1), -ENOENT));
 	/* Own node, no @refcount: -EOPNOTSUPP. */
 	cr_assert(eq(int, obj_add(&x, 1), 1));
-	cr_assert(eq(int, lb_pcpu_settle(be[1].pc, &x, &x.node, 1),
+	cr_assert(eq(int, lb_cpubatch_settle(be[1].pc, &x, &x.node, 1),
 		     -EOPNOTSUPP));
 	/* Called from B's own commit on A's node: -EXDEV, not -EDEADLK. */
 	be[1].on_commit = prec_commit;
