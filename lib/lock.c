@@ -333,7 +333,7 @@ static int check_locks(FILE *f, struct lb_lock *const *locks, unsigned int nr)
 	if (!f || !locks)
 		return -EINVAL;
 	for (i = 0; i < nr; i++)
-		if (!locks[i])
+		if (!locks[i] || !kind_valid(locks[i]->kind))
 			return -EINVAL;
 	return 0;
 }

@@ -622,6 +622,18 @@ Test(lock, input_checks_in_documented_order)
 	cr_assert(eq(int, lb_lock_stats_reset(&dead), -EINVAL));
 	/* State: held is -EBUSY, and the lock stays usable. */
 	lb_lock_init(&held, LB_LOCK_MCS, "held");
+	/* A report checks every entry's kind before writing anything. */
+	{
+		struct lb_lock *const bad[] = { &held, &dead };
+		char *buf;
+		int rc;
+
+		buf = report_of(bad, 2, 0, &rc);
+		cr_assert(eq(int, rc, -EINVAL));
+		cr_assert(eq(str, buf, ""), "nothing written: %s", buf);
+		free(buf);
+		cr_assert(eq(int, lb_lock_report_json(NULL, bad, 2), -EINVAL));
+	}
 	lb_lock_acquire(&held);
 	cr_assert(eq(int, lb_lock_destroy(&held), -EBUSY));
 	lb_lock_release(&held);
