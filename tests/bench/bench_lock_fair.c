@@ -4,11 +4,12 @@
  * that re-acquires at once after release and n-1 threads that acquire in
  * a loop, for n = 2, 4 and 8 (8 > CPUs on the 2-CPU reference machine).
  * Prints each thread's share of acquisitions in fair shares (1.00 = its
- * 1/n), contended and raw (tests/common/lock_fair.h explains both; thread
- * 0 is the re-acquirer), Jain's fairness index of the contended shares,
- * the lowest contended share of the looping threads ("min", C21's
- * measure), throughput and its ratio to the spin kind at the same n, and
- * the longest wait in ms.
+ * 1/n), contended and raw (tests/common/lock_fair.h explains the shares;
+ * thread 0 is the re-acquirer), Jain's fairness index of the contended
+ * shares, the lowest contended share of the looping threads ("min") and
+ * their lowest judged share ("judged", C21's measure; "-" when every
+ * block was preempted), throughput and its ratio to the spin kind at the
+ * same n, and the longest wait in ms.
  *
  * Usage: bench_lock_fair [--json] [--ms MS] [--threads N]
  *   --ms       run time of each kind and thread count (default 150)
@@ -63,7 +64,7 @@ static int parse(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
-/* "a/b/c" of each thread's contended (raw = 0) or raw share. */
+/* "a/b/c": each thread's contended (raw = 0) or raw share. */
 static void shares(const struct lf_result *r, int raw, char *buf, size_t cap)
 {
 	size_t n = 0;
@@ -80,32 +81,40 @@ static int exclusive(const struct lf_result *r)
 	return !r->overlaps && r->counter == r->total;
 }
 
-static void print_json_row(const char *kind, const struct lf_result *r,
-			   double base, int first)
+static void json_list(const char *key, const uint64_t *v, unsigned int n)
 {
 	unsigned int i;
 
+	printf(",\"%s\":[", key);
+	for (i = 0; i < n; i++)
+		printf("%s%llu", i ? "," : "", (unsigned long long)v[i]);
+	printf("]");
+}
+
+static void print_json_row(const char *kind, const struct lf_result *r,
+			   double base, int first)
+{
 	printf("%s\n  {\"kind\":\"%s\",\"threads\":%u,\"jain\":%.4f,"
-	       "\"min_share\":%.4f,\"throughput\":%.0f,"
-	       "\"throughput_vs_spin\":%.4f,\"wait_ns_max\":%llu,"
-	       "\"exclusive\":%s,\"acquisitions\":[",
+	       "\"min_share\":%.4f,\"min_judged_share\":%.4f,"
+	       "\"throughput\":%.0f,\"throughput_vs_spin\":%.4f,"
+	       "\"wait_ns_max\":%llu,\"exclusive\":%s",
 	       first ? "" : ",", kind, r->nr_threads, r->jain, r->min_share,
-	       r->throughput, base > 0 ? r->throughput / base : 0,
+	       r->min_judged, r->throughput,
+	       base > 0 ? r->throughput / base : 0,
 	       (unsigned long long)r->st.wait_ns_max,
 	       exclusive(r) ? "true" : "false");
-	for (i = 0; i < r->nr_threads; i++)
-		printf("%s%llu", i ? "," : "", (unsigned long long)r->count[i]);
-	printf("],\"overtaken\":[");
-	for (i = 0; i < r->nr_threads; i++)
-		printf("%s%llu", i ? "," : "",
-		       (unsigned long long)r->overtaken[i]);
-	printf("]}");
+	json_list("acquisitions", r->count, r->nr_threads);
+	json_list("overtaken", r->overtaken, r->nr_threads);
+	json_list("judged", r->judged, r->nr_threads);
+	json_list("judged_overtaken", r->judged_over, r->nr_threads);
+	json_list("preempted", r->preempted, r->nr_threads);
+	printf("}");
 }
 
 static void print_row(const struct opts *o, const char *kind,
 		      const struct lf_result *r, double base, int first)
 {
-	char sh[LF_MAX_THREADS * 6], raw[LF_MAX_THREADS * 6];
+	char sh[LF_MAX_THREADS * 6], raw[LF_MAX_THREADS * 6], judged[8];
 
 	if (o->json) {
 		print_json_row(kind, r, base, first);
@@ -113,9 +122,13 @@ static void print_row(const struct opts *o, const char *kind,
 	}
 	shares(r, 0, sh, sizeof(sh));
 	shares(r, 1, raw, sizeof(raw));
-	printf("%-6s %3u %5.3f %5.2f %8.3f %7.2f %9.2f  %-24s %s%s\n", kind,
-	       r->nr_threads, r->jain, r->min_share, r->throughput / 1e6,
-	       base > 0 ? r->throughput / base : 0,
+	if (r->min_judged < 0)
+		snprintf(judged, sizeof(judged), "-");
+	else
+		snprintf(judged, sizeof(judged), "%.2f", r->min_judged);
+	printf("%-6s %3u %5.3f %5.2f %6s %7.3f %7.2f %9.2f  %-24s %s%s\n",
+	       kind, r->nr_threads, r->jain, r->min_share, judged,
+	       r->throughput / 1e6, base > 0 ? r->throughput / base : 0,
 	       (double)r->st.wait_ns_max / 1e6, sh, raw,
 	       exclusive(r) ? "" : "  MUTUAL EXCLUSION BROKEN");
 }
@@ -136,9 +149,9 @@ int main(int argc, char **argv)
 	if (o.json)
 		printf("[");
 	else
-		printf("%-6s %3s %5s %5s %8s %7s %9s  %-24s %s\n", "kind",
-		       "thr", "jain", "min", "Macq/s", "vs spin", "maxwaitms",
-		       "contended shares", "raw shares");
+		printf("%-6s %3s %5s %5s %6s %7s %7s %9s  %-24s %s\n", "kind",
+		       "thr", "jain", "min", "judged", "Macq/s", "vs spin",
+		       "maxwaitms", "contended shares", "raw shares");
 	for (t = 0; t < o.nr_threads; t++) {
 		base = 0;
 		for (k = 0; k < NR_KINDS; k++) {

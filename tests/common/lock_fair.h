@@ -3,24 +3,32 @@
  * Lock fairness run (case C21), shared by the benchmark and the c21 test:
  * thread 0 re-acquires the lock at once after each release; threads 1..n-1
  * acquire in a loop with a short pause outside. All use a short critical
- * section.
+ * section; threads 1..n-1 also read their context-switch count once per
+ * LF_BLOCK rounds (a system call outside the lock).
  *
- * Two shares per thread, both counted in acquisitions, in fair shares
+ * Three shares per thread, all counted in acquisitions, in fair shares
  * (1.0 = the thread's 1/n):
  *  - raw: its acquisitions over all acquisitions. On a loaded machine this
  *    mixes the scheduler into the lock: while thread 1 is preempted outside
  *    the lock, thread 0 acquires uncontended thousands of times, whatever
  *    the lock kind.
  *  - contended: its acquisitions a over a + o, o being the acquisitions
- *    other threads made while it waited (overtakes). It counts only what
- *    the lock decides: who got the lock while this thread asked for it. A
- *    FIFO lock lets a waiter be overtaken at most n-1 times per wait, so
- *    every thread scores about 1.0 or more; a lock the re-acquirer keeps
- *    winning scores the looping threads near 0. The one scheduler effect
- *    left is a preemption between reading the counter and the lock's
- *    queueing atomic: the rest of the time slice counts as overtakes, so
- *    on a loaded machine FIFO kinds score below 1.0 (never near 0 in our
- *    runs). This is the share C21 judges.
+ *    other threads made while it waited (overtakes): who got the lock
+ *    while this thread asked for it. A FIFO lock lets a waiter be
+ *    overtaken at most n-1 times per wait, so every thread scores 1.0 or
+ *    more; a lock the re-acquirer keeps winning scores the looping threads
+ *    near 0. One scheduler effect remains: a waiter preempted between
+ *    reading the counter and queueing counts a whole time slice of the
+ *    re-acquirer as overtakes, so under load FIFO kinds may score low.
+ *  - judged (threads 1..n-1): the contended share over the blocks of
+ *    LF_BLOCK rounds in which the thread was never switched out
+ *    involuntarily (ru_nivcsw did not move); the others are counted in
+ *    @preempted. This removes that scheduler effect. It also removes a
+ *    spin waiter's rounds that yielded and were switched out, so on a
+ *    loaded machine the spin kind's unfairness shows in the contended and
+ *    raw shares rather than here; on an idle one sched_yield() does not
+ *    switch and nothing is removed. This is the share C21 judges: the lock
+ *    cannot be blamed for the scheduler.
  */
 #ifndef LB_TEST_LOCK_FAIR_H
 #define LB_TEST_LOCK_FAIR_H
@@ -28,6 +36,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
@@ -39,13 +48,18 @@
 #define LF_MAX_THREADS 64
 #define LF_CS_SPINS 100		/* critical section: ~30 ns of compiler-barrier loop */
 #define LF_GAP_SPINS 100	/* pause of threads 1..n-1 outside the lock */
+#define LF_BLOCK 64		/* rounds judged together, see lf_worker() */
 
 struct lf_result {
 	unsigned int nr_threads;
 	uint64_t count[LF_MAX_THREADS];	/* acquisitions per thread */
 	uint64_t overtaken[LF_MAX_THREADS]; /* others' acquisitions while
 					     * this thread waited */
+	uint64_t judged[LF_MAX_THREADS];  /* acquisitions in judged blocks */
+	uint64_t judged_over[LF_MAX_THREADS]; /* overtakes in those */
+	uint64_t preempted[LF_MAX_THREADS]; /* rounds left out */
 	double share[LF_MAX_THREADS];	/* contended share, fair = 1.0 */
+	double judged_share[LF_MAX_THREADS]; /* judged share; -1: none */
 	uint64_t total;
 	uint64_t counter;		/* incremented under the lock; read
 					 * atomically by waiters */
@@ -55,6 +69,7 @@ struct lf_result {
 					 * shares, 1/n .. 1 */
 	double min_share;		/* lowest contended share of
 					 * threads 1..n-1 */
+	double min_judged;		/* lowest judged share (-1: none) */
 	double throughput;		/* acquisitions per second */
 	struct lb_lock_stats st;
 };
@@ -78,31 +93,73 @@ static inline void lf_spin(unsigned int n)
 		ck_pr_barrier();
 }
 
+/* Involuntary context switches of the calling thread so far. */
+static inline long lf_nivcsw(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_THREAD, &ru) ? -1 : ru.ru_nivcsw;
+}
+
+/* One thread's counts; the open block waits for its verdict. */
+struct lf_tally {
+	uint64_t over, judged, judged_over, skipped;
+	uint64_t blk_n, blk_over;	/* the open block */
+	long sw;			/* nivcsw when the block opened */
+};
+
+/* Closes the open block: judged if the thread was never switched out. */
+static void lf_close_block(struct lf_tally *t)
+{
+	long sw = lf_nivcsw();
+
+	if (sw == t->sw) {
+		t->judged += t->blk_n;
+		t->judged_over += t->blk_over;
+	} else {
+		t->skipped += t->blk_n;
+	}
+	t->blk_n = t->blk_over = 0;
+	t->sw = sw;
+}
+
 static void *lf_worker(void *p)
 {
 	struct lf_arg *a = p;
 	struct lf_ctx *c = a->ctx;
-	uint64_t n = 0, over = 0, seq0, seq;
+	struct lf_tally t = { 0 };
+	uint64_t n = 0, seq0, seq;
 
 	while (!__atomic_load_n(&c->go, __ATOMIC_ACQUIRE))
 		sched_yield();
+	t.sw = lf_nivcsw();
 	while (!__atomic_load_n(&c->stop, __ATOMIC_RELAXED)) {
 		seq0 = __atomic_load_n(&c->res->counter, __ATOMIC_RELAXED);
 		lb_lock_acquire(&c->lock);
 		if (c->inside++)
 			c->res->overlaps++;
 		seq = __atomic_load_n(&c->res->counter, __ATOMIC_RELAXED);
-		over += seq - seq0;
 		__atomic_store_n(&c->res->counter, seq + 1, __ATOMIC_RELAXED);
 		lf_spin(LF_CS_SPINS);
 		c->inside--;
 		lb_lock_release(&c->lock);
 		n++;
-		if (a->id)
-			lf_spin(LF_GAP_SPINS);
+		t.over += seq - seq0;
+		if (!a->id)
+			continue;
+		t.blk_n++;
+		t.blk_over += seq - seq0;
+		if (t.blk_n == LF_BLOCK)
+			lf_close_block(&t);
+		lf_spin(LF_GAP_SPINS);
 	}
+	if (a->id)
+		lf_close_block(&t);
 	c->res->count[a->id] = n;	/* read after join */
-	c->res->overtaken[a->id] = over;
+	c->res->overtaken[a->id] = t.over;
+	c->res->judged[a->id] = t.judged;
+	c->res->judged_over[a->id] = t.judged_over;
+	c->res->preempted[a->id] = t.skipped;
 	return NULL;
 }
 
@@ -127,23 +184,35 @@ static double lf_jain(const double *x, unsigned int n)
 	return sq > 0 ? sum * sum / (n * sq) : 0;
 }
 
+/* @a acquisitions overtaken @o times, in fair shares of @n; -1 if none. */
+static double lf_share(uint64_t a, uint64_t o, unsigned int n)
+{
+	return a ? n * (double)a / (double)(a + o) : -1;
+}
+
 static void lf_summarise(struct lf_result *r)
 {
-	double asked;
 	unsigned int i;
 
 	r->total = 0;
+	r->min_share = 1e9;
+	r->min_judged = -1;
 	for (i = 0; i < r->nr_threads; i++) {
 		r->total += r->count[i];
-		asked = (double)(r->count[i] + r->overtaken[i]);
-		r->share[i] = asked > 0 ?
-			r->nr_threads * (double)r->count[i] / asked : 0;
+		r->share[i] = lf_share(r->count[i], r->overtaken[i],
+				       r->nr_threads);
+		r->judged_share[i] = i ? lf_share(r->judged[i],
+						  r->judged_over[i],
+						  r->nr_threads) : -1;
+		if (r->share[i] < 0)
+			r->share[i] = 0;	/* never got the lock */
+		if (i && r->share[i] < r->min_share)
+			r->min_share = r->share[i];
+		if (i && r->judged_share[i] >= 0 &&
+		    (r->min_judged < 0 || r->judged_share[i] < r->min_judged))
+			r->min_judged = r->judged_share[i];
 	}
 	r->jain = lf_jain(r->share, r->nr_threads);
-	r->min_share = r->share[1];
-	for (i = 2; i < r->nr_threads; i++)
-		if (r->share[i] < r->min_share)
-			r->min_share = r->share[i];
 	r->throughput = r->seconds > 0 ? (double)r->total / r->seconds : 0;
 }
 
@@ -157,6 +226,9 @@ static inline void lf_accumulate(struct lf_result *sum,
 	for (i = 0; i < r->nr_threads; i++) {
 		sum->count[i] += r->count[i];
 		sum->overtaken[i] += r->overtaken[i];
+		sum->judged[i] += r->judged[i];
+		sum->judged_over[i] += r->judged_over[i];
+		sum->preempted[i] += r->preempted[i];
 	}
 	sum->counter += r->counter;
 	sum->overlaps += r->overlaps;
