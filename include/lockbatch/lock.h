@@ -56,7 +56,7 @@
  *	(ck_backoff_eb()), then sched_yield(). Cost: one exchange to take,
  *	one store to release. Unfair: the releasing thread finds the line in
  *	its own cache and usually wins the next round; a thread that
- *	re-acquires at once left a looping peer 4-45% of a fair share, with
+ *	re-acquires at once left a looping peer 0-45% of a fair share, with
  *	waits up to 0.25 s (see %LB_LOCK_DEFAULT). Pick it only when threads
  *	rarely meet at the lock.
  * @LB_LOCK_MUTEX: pthread_mutex_t (default attributes): sleeps in the
@@ -106,8 +106,8 @@ enum lb_lock_kind {
  * shared 2-CPU machine (load 5-10), case C21: one thread re-acquires at
  * once after release, the others loop with a short pause; critical
  * section about 30 ns. The share is the looping thread's share of the
- * acquisitions made while it waited, in fair shares (1.0 = 1/n); seven
- * runs of 2 threads gave: spin 0.04-0.45 (waits up to 250 ms); mutex
+ * acquisitions made while it waited, in fair shares (1.0 = 1/n); eight
+ * runs of 2 threads gave: spin 0.00-0.45 (waits up to 250 ms); mutex
  * 0.34-2.0, fair only by glibc's wake-up timing; ticket 0.72-2.0, MCS
  * 1.0-2.0, CLH 0.36-2.0, FIFO by design (values below 1.0 are waiters
  * preempted before they queued, which the c21 test leaves out). Ticket
@@ -115,7 +115,7 @@ enum lb_lock_kind {
  * allocation, and MCS and CLH were no faster within the noise. The
  * price: every hand-off waits for the next waiter to run, so on a loaded
  * machine ticket ran at 0.01-0.5x the spin kind's throughput with 2
- * threads and 0.01-0.07x with 8 (4 per CPU; waits up to 300 ms); ck's
+ * threads and 0.01-0.07x with 8 (4 per CPU; waits up to 420 ms); ck's
  * proportional backoff (shift 0, 4 or 8, or none) changed nothing beyond
  * the noise, and ck's FIFO waits cannot yield. With more runnable
  * threads than CPUs pick %LB_LOCK_MUTEX: 0.5-1.9x spin at 8 threads,
