@@ -7,6 +7,7 @@
 #ifndef LOCKBATCH_INTERNAL_H
 #define LOCKBATCH_INTERNAL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -34,11 +35,32 @@
 #ifdef LB_TSAN
 void __tsan_acquire(void *addr);
 void __tsan_release(void *addr);
+void AnnotateIgnoreReadsBegin(const char *file, int line);
+void AnnotateIgnoreReadsEnd(const char *file, int line);
+void AnnotateIgnoreWritesBegin(const char *file, int line);
+void AnnotateIgnoreWritesEnd(const char *file, int line);
 #define lbi_tsan_acquire(p) __tsan_acquire((void *)(p))
 #define lbi_tsan_release(p) __tsan_release((void *)(p))
+/*
+ * ck's queue locks mix plain C stores to queue nodes with inline-asm
+ * atomics TSan cannot see; the nodes are ordered by those atomics, so the
+ * node accesses inside ck's lock and unlock calls are hidden from TSan.
+ */
+#define lbi_tsan_ignore_begin()						\
+	do {								\
+		AnnotateIgnoreReadsBegin(__FILE__, __LINE__);		\
+		AnnotateIgnoreWritesBegin(__FILE__, __LINE__);		\
+	} while (0)
+#define lbi_tsan_ignore_end()						\
+	do {								\
+		AnnotateIgnoreWritesEnd(__FILE__, __LINE__);		\
+		AnnotateIgnoreReadsEnd(__FILE__, __LINE__);		\
+	} while (0)
 #else
 #define lbi_tsan_acquire(p) do { } while (0)
 #define lbi_tsan_release(p) do { } while (0)
+#define lbi_tsan_ignore_begin() do { } while (0)
+#define lbi_tsan_ignore_end() do { } while (0)
 #endif
 
 #define lbi_likely(x) __builtin_expect(!!(x), 1)
@@ -80,6 +102,95 @@ static inline void lbi_spin_unlock(ck_spinlock_fas_t *l)
 {
 	lbi_tsan_release(l);
 	ck_spinlock_fas_unlock(l);
+}
+
+/*
+ * ck fair-lock shim for lb_lock (lib/lock.c): the same annotations, on the
+ * lb_lock's lock word, for the ticket and queue kinds.
+ */
+static inline int lbi_ticket_trylock(ck_spinlock_ticket_t *l)
+{
+#ifdef CK_F_SPINLOCK_TICKET_TRYLOCK
+	if (!ck_spinlock_ticket_trylock(l))
+		return 0;
+	lbi_tsan_acquire(l);
+	return 1;
+#else
+	(void)l;
+	return 0;	/* every acquisition takes the timed path */
+#endif
+}
+
+static inline void lbi_ticket_lock(ck_spinlock_ticket_t *l, unsigned int pb)
+{
+	ck_spinlock_ticket_lock_pb(l, pb);
+	lbi_tsan_acquire(l);
+}
+
+static inline void lbi_ticket_unlock(ck_spinlock_ticket_t *l)
+{
+	lbi_tsan_release(l);
+	ck_spinlock_ticket_unlock(l);
+}
+
+static inline int lbi_mcs_trylock(ck_spinlock_mcs_t *q,
+				  ck_spinlock_mcs_context_t *node)
+{
+	bool ok;
+
+	lbi_tsan_ignore_begin();
+	ok = ck_spinlock_mcs_trylock(q, node);
+	lbi_tsan_ignore_end();
+	if (ok)
+		lbi_tsan_acquire(q);
+	return ok;
+}
+
+static inline void lbi_mcs_lock(ck_spinlock_mcs_t *q,
+				ck_spinlock_mcs_context_t *node)
+{
+	lbi_tsan_ignore_begin();
+	ck_spinlock_mcs_lock(q, node);
+	lbi_tsan_ignore_end();
+	lbi_tsan_acquire(q);
+}
+
+static inline void lbi_mcs_unlock(ck_spinlock_mcs_t *q,
+				  ck_spinlock_mcs_context_t *node)
+{
+	lbi_tsan_release(q);
+	lbi_tsan_ignore_begin();
+	ck_spinlock_mcs_unlock(q, node);
+	lbi_tsan_ignore_end();
+}
+
+/* ck has no CLH trylock: "free" is only a hint taken before queueing. */
+static inline int lbi_clh_locked(ck_spinlock_clh_t **q)
+{
+	bool held;
+
+	lbi_tsan_ignore_begin();
+	held = ck_spinlock_clh_locked(q);
+	lbi_tsan_ignore_end();
+	return held;
+}
+
+static inline void lbi_clh_lock(ck_spinlock_clh_t **q, ck_spinlock_clh_t *node)
+{
+	lbi_tsan_ignore_begin();
+	ck_spinlock_clh_lock(q, node);
+	lbi_tsan_ignore_end();
+	lbi_tsan_acquire(q);
+}
+
+/* Unlocks and replaces *@node with the predecessor's node. */
+static inline void lbi_clh_unlock(ck_spinlock_clh_t **q,
+				  ck_spinlock_clh_t **node)
+{
+	lbi_tsan_release(q);
+	lbi_tsan_ignore_begin();
+	ck_spinlock_clh_unlock(node);
+	lbi_tsan_ignore_end();
 }
 
 static inline uint64_t lbi_now_ns(void)

@@ -5,7 +5,9 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <lockbatch/lock.h>
@@ -38,65 +40,241 @@ void lbi_spin_lock_slow(ck_spinlock_fas_t *l)
 	} while (!ck_spinlock_fas_trylock(l));
 }
 
+/*
+ * Per-thread queue nodes of the MCS and CLH kinds. An entry is busy from
+ * acquire to release (@lock set); MCS nodes are only referenced while
+ * queued, so they can live in TLS. A CLH releaser inherits its
+ * predecessor's node, which another thread or the lock may have allocated:
+ * CLH nodes are heap nodes owned by whoever holds the pointer, and the
+ * thread's entries are freed by a key destructor when it exits.
+ */
+struct lbi_qnode {
+	struct lb_lock *lock;
+	ck_spinlock_mcs_context_t mcs;
+	ck_spinlock_clh_t *clh;
+};
+
+static _Thread_local struct lbi_qnode lbi_qtab[LB_LOCK_NEST_MAX];
+static pthread_key_t lbi_qkey;
+static pthread_once_t lbi_qonce = PTHREAD_ONCE_INIT;
+static int lbi_qkey_err;
+
+static void qtab_free(void *tab)
+{
+	struct lbi_qnode *e = tab;
+	unsigned int i;
+
+	for (i = 0; i < LB_LOCK_NEST_MAX; i++) {
+		free(e[i].clh);
+		e[i].clh = NULL;
+	}
+}
+
+static void qkey_create(void)
+{
+	lbi_qkey_err = pthread_key_create(&lbi_qkey, qtab_free);
+}
+
+static ck_spinlock_clh_t *clh_node_new(void)
+{
+	return calloc(1, sizeof(ck_spinlock_clh_t));
+}
+
+static int is_queue(enum lb_lock_kind kind)
+{
+	return kind == LB_LOCK_MCS || kind == LB_LOCK_CLH;
+}
+
+static int kind_valid(enum lb_lock_kind kind)
+{
+	return (unsigned int)kind < LB_LOCK_NR_KINDS;
+}
+
+/* A free entry of the calling thread's table for @l, or NULL and errno. */
+static struct lbi_qnode *qnode_get(struct lb_lock *l)
+{
+	struct lbi_qnode *e;
+	unsigned int i;
+
+	for (i = 0; i < LB_LOCK_NEST_MAX && lbi_qtab[i].lock; i++)
+		;
+	if (i == LB_LOCK_NEST_MAX) {
+		errno = ENOLCK;
+		return NULL;
+	}
+	e = &lbi_qtab[i];
+	if (l->kind == LB_LOCK_CLH && !e->clh) {
+		pthread_once(&lbi_qonce, qkey_create);
+		if (lbi_qkey_err || pthread_setspecific(lbi_qkey, lbi_qtab) ||
+		    !(e->clh = clh_node_new())) {
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
+	e->lock = l;
+	return e;
+}
+
+static struct lbi_qnode *qnode_find(const struct lb_lock *l)
+{
+	unsigned int i;
+
+	for (i = 0; i < LB_LOCK_NEST_MAX; i++)
+		if (lbi_qtab[i].lock == l)
+			return &lbi_qtab[i];
+	return NULL;
+}
+
 int lb_lock_init(struct lb_lock *l, enum lb_lock_kind kind, const char *name)
 {
-	int err;
+	ck_spinlock_clh_t *unowned = NULL;
+	int err = 0;
 
-	if (!l || (kind != LB_LOCK_SPIN && kind != LB_LOCK_MUTEX))
+	if (!l || !kind_valid(kind))
 		return -EINVAL;
+	if (kind == LB_LOCK_CLH && !(unowned = clh_node_new()))
+		return -ENOMEM;
 	memset(l, 0, sizeof(*l));
 	l->kind = kind;
 	l->name = name ? name : "lock";
-	if (kind == LB_LOCK_SPIN) {
+	switch (kind) {
+	case LB_LOCK_SPIN:
 		lbi_spin_init(&l->spin);
-		return 0;
+		break;
+	case LB_LOCK_MUTEX:
+		err = pthread_mutex_init(&l->mutex, NULL);
+		break;
+	case LB_LOCK_TICKET:
+		ck_spinlock_ticket_init(&l->ticket);
+		break;
+	case LB_LOCK_MCS:
+		ck_spinlock_mcs_init(&l->mcs);
+		break;
+	case LB_LOCK_CLH:
+		ck_spinlock_clh_init(&l->clh, unowned);
+		break;
 	}
-	err = pthread_mutex_init(&l->mutex, NULL);
 	return -err;
+}
+
+static int held(struct lb_lock *l)
+{
+	switch (l->kind) {
+	case LB_LOCK_SPIN:
+		return ck_spinlock_fas_locked(&l->spin);
+	case LB_LOCK_TICKET:
+		return ck_spinlock_ticket_locked(&l->ticket);
+	case LB_LOCK_MCS:
+		return ck_spinlock_mcs_locked(&l->mcs);
+	case LB_LOCK_CLH:
+		return lbi_clh_locked(&l->clh);
+	default:
+		return 0;	/* the mutex answers in pthread_mutex_destroy() */
+	}
 }
 
 int lb_lock_destroy(struct lb_lock *l)
 {
-	if (!l)
+	int err;
+
+	if (!l || !kind_valid(l->kind))
 		return -EINVAL;
-	if (l->kind == LB_LOCK_SPIN)
-		return ck_spinlock_fas_locked(&l->spin) ? -EBUSY : 0;
-	return -pthread_mutex_destroy(&l->mutex);
+	if (held(l))
+		return -EBUSY;
+	if (l->kind == LB_LOCK_MUTEX && (err = pthread_mutex_destroy(&l->mutex)))
+		return -err;
+	if (l->kind == LB_LOCK_CLH)
+		free(l->clh);	/* at rest the tail node belongs to the lock */
+	l->kind = LB_LOCK_NR_KINDS;
+	return 0;
 }
 
-static int try_raw(struct lb_lock *l)
+static int try_raw(struct lb_lock *l, struct lbi_qnode *e)
 {
-	if (l->kind == LB_LOCK_SPIN)
+	switch (l->kind) {
+	case LB_LOCK_SPIN:
 		return lbi_spin_trylock(&l->spin);
-	return pthread_mutex_trylock(&l->mutex) == 0;
+	case LB_LOCK_MUTEX:
+		return pthread_mutex_trylock(&l->mutex) == 0;
+	case LB_LOCK_TICKET:
+		return lbi_ticket_trylock(&l->ticket);
+	case LB_LOCK_MCS:
+		return lbi_mcs_trylock(&l->mcs, &e->mcs);
+	case LB_LOCK_CLH:
+		if (lbi_clh_locked(&l->clh))
+			return 0;
+		lbi_clh_lock(&l->clh, e->clh);
+		return 1;
+	}
+	return 0;
 }
 
-static void lock_raw(struct lb_lock *l)
+static void lock_raw(struct lb_lock *l, struct lbi_qnode *e)
 {
-	if (l->kind == LB_LOCK_SPIN)
+	switch (l->kind) {
+	case LB_LOCK_SPIN:
 		lbi_spin_lock(&l->spin);
-	else
+		break;
+	case LB_LOCK_MUTEX:
 		pthread_mutex_lock(&l->mutex);
+		break;
+	case LB_LOCK_TICKET:
+		lbi_ticket_lock(&l->ticket, LB_LOCK_TICKET_PB_SHIFT);
+		break;
+	case LB_LOCK_MCS:
+		lbi_mcs_lock(&l->mcs, &e->mcs);
+		break;
+	case LB_LOCK_CLH:
+		lbi_clh_lock(&l->clh, e->clh);
+		break;
+	}
 }
 
-static void unlock_raw(struct lb_lock *l)
+static void unlock_raw(struct lb_lock *l, struct lbi_qnode *e)
 {
-	if (l->kind == LB_LOCK_SPIN)
+	switch (l->kind) {
+	case LB_LOCK_SPIN:
 		lbi_spin_unlock(&l->spin);
-	else
+		break;
+	case LB_LOCK_MUTEX:
 		pthread_mutex_unlock(&l->mutex);
+		break;
+	case LB_LOCK_TICKET:
+		lbi_ticket_unlock(&l->ticket);
+		break;
+	case LB_LOCK_MCS:
+		lbi_mcs_unlock(&l->mcs, &e->mcs);
+		break;
+	case LB_LOCK_CLH:
+		lbi_clh_unlock(&l->clh, &e->clh);
+		break;
+	}
+	if (e)
+		e->lock = NULL;
+}
+
+/* The node for a queue kind (NULL for the others); -errno on failure. */
+static int node_for(struct lb_lock *l, struct lbi_qnode **e)
+{
+	*e = NULL;
+	if (is_queue(l->kind) && !(*e = qnode_get(l)))
+		return -errno;
+	return 0;
 }
 
 void lb_lock_acquire(struct lb_lock *l)
 {
+	struct lbi_qnode *e;
 	uint64_t t0, wait;
 
-	if (lbi_likely(try_raw(l))) {
+	if (lbi_unlikely(node_for(l, &e)))
+		return;
+	if (lbi_likely(try_raw(l, e))) {
 		l->st.acquisitions++;
 		return;
 	}
 	t0 = lbi_now_ns();
-	lock_raw(l);
+	lock_raw(l, e);
 	wait = lbi_now_ns() - t0;
 	l->st.acquisitions++;
 	l->st.contentions++;
@@ -109,26 +287,42 @@ void lb_lock_acquire(struct lb_lock *l)
 
 void lb_lock_release(struct lb_lock *l)
 {
-	unlock_raw(l);
+	struct lbi_qnode *e = NULL;
+
+	if (is_queue(l->kind) && !(e = qnode_find(l))) {
+		errno = EPERM;
+		return;
+	}
+	unlock_raw(l, e);
 }
 
 int lb_lock_stats(struct lb_lock *l, struct lb_lock_stats *out)
 {
-	if (!l || !out)
+	struct lbi_qnode *e;
+	int err;
+
+	if (!l || !out || !kind_valid(l->kind))
 		return -EINVAL;
-	lock_raw(l);
+	if ((err = node_for(l, &e)))
+		return err;
+	lock_raw(l, e);
 	*out = l->st;
-	unlock_raw(l);
+	unlock_raw(l, e);
 	return 0;
 }
 
 int lb_lock_stats_reset(struct lb_lock *l)
 {
-	if (!l)
+	struct lbi_qnode *e;
+	int err;
+
+	if (!l || !kind_valid(l->kind))
 		return -EINVAL;
-	lock_raw(l);
+	if ((err = node_for(l, &e)))
+		return err;
+	lock_raw(l, e);
 	memset(&l->st, 0, sizeof(l->st));
-	unlock_raw(l);
+	unlock_raw(l, e);
 	return 0;
 }
 
@@ -139,9 +333,28 @@ static int check_locks(FILE *f, struct lb_lock *const *locks, unsigned int nr)
 	if (!f || !locks)
 		return -EINVAL;
 	for (i = 0; i < nr; i++)
-		if (!locks[i])
+		if (!locks[i] || !kind_valid(locks[i]->kind))
 			return -EINVAL;
 	return 0;
+}
+
+/* Snapshot for a report row: zeros and the first error if it fails. */
+static void row_stats(struct lb_lock *l, struct lb_lock_stats *s, int *first)
+{
+	int err = lb_lock_stats(l, s);
+
+	if (err) {
+		memset(s, 0, sizeof(*s));
+		if (!*first)
+			*first = err;
+	}
+}
+
+static int report_result(FILE *f, int stats_err)
+{
+	if (stats_err)
+		return stats_err;
+	return ferror(f) ? -EIO : 0;
 }
 
 static uint64_t avg_wait(const struct lb_lock_stats *s)
@@ -153,7 +366,7 @@ int lb_lock_report(FILE *f, struct lb_lock *const *locks, unsigned int nr)
 {
 	struct lb_lock_stats s;
 	unsigned int i;
-	int err = check_locks(f, locks, nr);
+	int serr = 0, err = check_locks(f, locks, nr);
 
 	if (err)
 		return err;
@@ -161,7 +374,7 @@ int lb_lock_report(FILE *f, struct lb_lock *const *locks, unsigned int nr)
 		"contended", "avg wait", "total wait", "max wait", "min wait");
 	fputc('\n', f);
 	for (i = 0; i < nr; i++) {
-		lb_lock_stats(locks[i], &s);
+		row_stats(locks[i], &s, &serr);
 		fprintf(f, "%20.20s %12llu %12llu %10lluns %12lluns %10lluns %10lluns\n",
 			locks[i]->name, (unsigned long long)s.acquisitions,
 			(unsigned long long)s.contentions,
@@ -170,7 +383,7 @@ int lb_lock_report(FILE *f, struct lb_lock *const *locks, unsigned int nr)
 			(unsigned long long)s.wait_ns_max,
 			(unsigned long long)s.wait_ns_min);
 	}
-	return ferror(f) ? -EIO : 0;
+	return report_result(f, serr);
 }
 
 static void json_string(FILE *f, const char *s)
@@ -194,13 +407,13 @@ int lb_lock_report_json(FILE *f, struct lb_lock *const *locks,
 {
 	struct lb_lock_stats s;
 	unsigned int i;
-	int err = check_locks(f, locks, nr);
+	int serr = 0, err = check_locks(f, locks, nr);
 
 	if (err)
 		return err;
 	fputc('[', f);
 	for (i = 0; i < nr; i++) {
-		lb_lock_stats(locks[i], &s);
+		row_stats(locks[i], &s, &serr);
 		fprintf(f, "%s{\"name\":", i ? "," : "");
 		json_string(f, locks[i]->name);
 		fprintf(f, ",\"acquisitions\":%llu,\"contentions\":%llu,"
@@ -214,5 +427,5 @@ int lb_lock_report_json(FILE *f, struct lb_lock *const *locks,
 			(unsigned long long)avg_wait(&s));
 	}
 	fputs("]\n", f);
-	return ferror(f) ? -EIO : 0;
+	return report_result(f, serr);
 }

@@ -18,15 +18,23 @@
  * lock held), and the wait time of contended acquisitions in nanoseconds
  * (total, max, min, average).
  *
- * Two kinds: %LB_LOCK_SPIN, a ck test-and-set spinlock with exponential
- * backoff that yields the CPU after a while (good when hold times are short
- * and threads rarely outnumber CPUs), and %LB_LOCK_MUTEX, a pthread mutex
- * (good when threads outnumber CPUs).
+ * Five kinds, all from Concurrency Kit except the mutex (see
+ * &enum lb_lock_kind for fairness, cost and when to pick each).
+ * %LB_LOCK_DEFAULT names the kind chosen by measurement.
  *
- * An uncontended acquisition costs one atomic exchange (or one trylock of
+ * An uncontended acquisition costs one atomic operation (or one trylock of
  * the mutex) and one counter increment; the clock is read only when the
  * lock is contended. Statistics are updated while the lock is held, so they
  * need no atomics of their own.
+ *
+ * Queue locks (%LB_LOCK_MCS, %LB_LOCK_CLH) need a queue node per
+ * acquisition. lb_lock_acquire() takes one from a per-thread table of
+ * %LB_LOCK_NEST_MAX entries and lb_lock_release() returns it, so a thread
+ * may hold at most %LB_LOCK_NEST_MAX queue locks at once, released in any
+ * order. CLH nodes migrate between threads and locks (a releaser inherits
+ * its predecessor's node), so they live on the heap: one per lock, freed
+ * by lb_lock_destroy(), and one per table entry a thread has used, freed
+ * when the thread exits.
  *
  * Concurrency (X = needs external exclusion, - = safe together):
  *
@@ -44,13 +52,93 @@
 
 /**
  * enum lb_lock_kind - Which primitive an &lb_lock wraps.
- * @LB_LOCK_SPIN: ck_spinlock_fas with exponential backoff, then yield.
- * @LB_LOCK_MUTEX: pthread_mutex_t (default attributes).
+ * @LB_LOCK_SPIN: ck_spinlock_fas (test-and-set) with exponential backoff
+ *	(ck_backoff_eb()), then sched_yield(). Cost: one exchange to take,
+ *	one store to release. Unfair: the releasing thread finds the line in
+ *	its own cache and usually wins the next round; a thread that
+ *	re-acquires at once left a looping peer 0-45% of a fair share, with
+ *	waits up to 0.25 s (see %LB_LOCK_DEFAULT). Pick it only when threads
+ *	rarely meet at the lock.
+ * @LB_LOCK_MUTEX: pthread_mutex_t (default attributes): sleeps in the
+ *	kernel, so it is the one kind that costs nothing while the holder is
+ *	preempted. glibc lets a running thread barge past woken sleepers, so
+ *	it is not FIFO either. Pick it when threads outnumber CPUs and hold
+ *	times are long.
+ * @LB_LOCK_TICKET: ck_spinlock_ticket with ck's proportional backoff
+ *	(ck_spinlock_ticket_lock_pb(): a waiter n places from the head spins
+ *	about n << %LB_LOCK_TICKET_PB_SHIFT iterations between polls). FIFO:
+ *	each waiter is served in arrival order. Cost as for @LB_LOCK_SPIN (one
+ *	fetch-and-add, one increment) plus no per-thread state; every waiter
+ *	polls the one shared word. The default: see %LB_LOCK_DEFAULT.
+ * @LB_LOCK_MCS: ck_spinlock_mcs, the Mellor-Crummey-Scott queue lock
+ *	(ACM TOCS 9(1), 1991). FIFO; each waiter spins on its own node, so a
+ *	release touches one remote cache line however many wait. Costs a
+ *	per-thread queue node (see %LB_LOCK_NEST_MAX) and a compare-and-swap
+ *	to release. Pick it for many waiters on many CPUs.
+ * @LB_LOCK_CLH: ck_spinlock_clh, the Craig/Landin-Hagersten queue lock
+ *	(Craig, TR 93-02-02, 1993). FIFO; each waiter spins on its
+ *	predecessor's node; release is one store. Costs a heap node per lock
+ *	and per thread table entry; has no trylock, so an acquisition counts
+ *	as contended when the lock looked held just before queueing.
+ *
+ * FIFO kinds (ticket, MCS, CLH) hand the lock to the next waiter even when
+ * that waiter is preempted: with more threads than CPUs every hand-off to
+ * a descheduled waiter stalls the lock until the scheduler runs it. ck's
+ * waits spin without yielding, so with threads > CPUs expect throughput
+ * to fall far below @LB_LOCK_SPIN's while fairness holds;
+ * tests/bench/bench_lock_fair.c measures both.
  */
 enum lb_lock_kind {
 	LB_LOCK_SPIN,
 	LB_LOCK_MUTEX,
+	LB_LOCK_TICKET,
+	LB_LOCK_MCS,
+	LB_LOCK_CLH,
 };
+
+/* Number of kinds: valid kinds are 0 .. LB_LOCK_NR_KINDS - 1. */
+#define LB_LOCK_NR_KINDS 5
+
+/**
+ * define LB_LOCK_DEFAULT - The kind to use when in doubt: %LB_LOCK_TICKET.
+ *
+ * Chosen by tests/bench/bench_lock_fair.c (make bench-lock-fair) on a
+ * shared 2-CPU machine (load 5-10), case C21: one thread re-acquires at
+ * once after release, the others loop with a short pause; critical
+ * section about 30 ns. The share is the looping thread's share of the
+ * acquisitions made while it waited, in fair shares (1.0 = 1/n); eight
+ * runs of 2 threads gave: spin 0.00-0.45 (waits up to 250 ms); mutex
+ * 0.34-2.0, fair only by glibc's wake-up timing; ticket 0.72-2.0, MCS
+ * 1.0-2.0, CLH 0.36-2.0, FIFO by design (values below 1.0 are waiters
+ * preempted before they queued, which the c21 test leaves out). Ticket
+ * is the FIFO kind with no per-thread node, no nesting bound and no
+ * allocation, and MCS and CLH were no faster within the noise. The
+ * price: every hand-off waits for the next waiter to run, so on a loaded
+ * machine ticket ran at 0.01-0.5x the spin kind's throughput with 2
+ * threads and 0.01-0.07x with 8 (4 per CPU; waits up to 420 ms); ck's
+ * proportional backoff (shift 0, 4 or 8, or none) changed nothing beyond
+ * the noise, and ck's FIFO waits cannot yield. With more runnable
+ * threads than CPUs pick %LB_LOCK_MUTEX: 0.5-1.9x spin at 8 threads,
+ * lowest share 0.26-1.2.
+ */
+#define LB_LOCK_DEFAULT LB_LOCK_TICKET
+
+/**
+ * define LB_LOCK_TICKET_PB_SHIFT - Proportional backoff of %LB_LOCK_TICKET.
+ *
+ * A waiter n tickets from the head spins n << 4 iterations between polls
+ * of the shared word, so the polls of a long queue do not slow the hand-off.
+ */
+#define LB_LOCK_TICKET_PB_SHIFT 4
+
+/**
+ * define LB_LOCK_NEST_MAX - Queue locks one thread may hold at once.
+ *
+ * Bounds the per-thread table of queue nodes used by %LB_LOCK_MCS and
+ * %LB_LOCK_CLH. Back-end locks nest rarely (DESIGN.md: no back-end lock
+ * under another), so 8 leaves room. The other kinds have no bound.
+ */
+#define LB_LOCK_NEST_MAX 8
 
 /**
  * struct lb_lock_stats - A snapshot of one lock's statistics.
@@ -74,6 +162,9 @@ struct lb_lock_stats {
  * @name: Label used in reports (not copied; must outlive the lock).
  * @spin: The spinlock, for %LB_LOCK_SPIN.
  * @mutex: The mutex, for %LB_LOCK_MUTEX.
+ * @ticket: The ticket lock, for %LB_LOCK_TICKET.
+ * @mcs: The MCS queue tail, for %LB_LOCK_MCS.
+ * @clh: The CLH queue tail, for %LB_LOCK_CLH (a heap node when unlocked).
  * @st: Statistics, written only by the holder.
  *
  * Embed it, initialise with lb_lock_init(), touch it only through the
@@ -85,19 +176,33 @@ struct lb_lock {
 	union {
 		ck_spinlock_fas_t spin;
 		pthread_mutex_t mutex;
+		ck_spinlock_ticket_t ticket;
+		ck_spinlock_mcs_t mcs;
+		ck_spinlock_clh_t *clh;
 	};
 	struct lb_lock_stats st;
 };
 
+/*
+ * Order of input checks, the same in every call that validates more than
+ * one thing: (1) pointer arguments, in parameter order (%-EINVAL); (2) the
+ * kind, stored or requested (%-EINVAL); (3) the lock's state (%-EBUSY);
+ * (4) the calling thread's queue-node table (%-ENOLCK); (5) allocation
+ * (%-ENOMEM); (6) output (%-EIO). The first failing check decides the
+ * error, and a failing call changes no lock (a report may have written
+ * its rows).
+ */
+
 /**
  * lb_lock_init() - Initialise a back-end lock.
  * @l: The lock.
- * @kind: %LB_LOCK_SPIN or %LB_LOCK_MUTEX.
+ * @kind: One of &enum lb_lock_kind; %LB_LOCK_DEFAULT when in doubt.
  * @name: Label for reports; may be NULL ("lock"). Not copied.
  *
  * Context: Any thread; @l must not be in use.
- * Return: 0, or %-EINVAL if @l is NULL or @kind unknown, or the negative
- * error of pthread_mutex_init() (%-ENOMEM, %-EAGAIN).
+ * Return: 0; %-EINVAL if @l is NULL or @kind unknown; %-ENOMEM if the CLH
+ * node cannot be allocated; or the negative error of pthread_mutex_init()
+ * (%-ENOMEM, %-EAGAIN). On error @l is not initialised.
  */
 int lb_lock_init(struct lb_lock *l, enum lb_lock_kind kind, const char *name);
 
@@ -106,8 +211,10 @@ int lb_lock_init(struct lb_lock *l, enum lb_lock_kind kind, const char *name);
  * @l: The lock, unlocked and unused.
  *
  * Context: No other thread may use @l during or after the call.
- * Return: 0, %-EINVAL if @l is NULL, %-EBUSY if @l is held (nothing is
- * released; the lock stays usable).
+ * Return: 0; %-EINVAL if @l is NULL or its kind is unknown (not
+ * initialised, or destroyed already); %-EBUSY if @l is held or queued on
+ * (nothing is released; the lock stays usable). After a successful call
+ * @l is no longer initialised: lb_lock_init() may reuse it.
  */
 int lb_lock_destroy(struct lb_lock *l);
 
@@ -116,10 +223,16 @@ int lb_lock_destroy(struct lb_lock *l);
  * @l: The lock, initialised.
  *
  * A contended acquisition reads the monotonic clock before and after
- * waiting and adds the wait to the statistics.
+ * waiting and adds the wait to the statistics. Queue kinds (%LB_LOCK_MCS,
+ * %LB_LOCK_CLH) take a node from the calling thread's table first.
  *
  * Context: Any thread not already holding @l (not recursive). Spins or
  * sleeps until the lock is free.
+ * Return: Nothing, and @l is held, except for queue kinds when the calling
+ * thread already holds %LB_LOCK_NEST_MAX queue locks (errno = %ENOLCK) or
+ * a first CLH node cannot be allocated (errno = %ENOMEM): then @l is NOT
+ * taken and nothing is counted. Callers that may nest that deep clear
+ * errno before the call and check it after.
  */
 void lb_lock_acquire(struct lb_lock *l);
 
@@ -127,7 +240,10 @@ void lb_lock_acquire(struct lb_lock *l);
  * lb_lock_release() - Drop the lock.
  * @l: The lock, held by the caller.
  *
- * Context: The thread that acquired @l.
+ * Context: The thread that acquired @l. For queue kinds a release by a
+ * thread that does not hold @l (no node of its table is queued on @l)
+ * does nothing and sets errno to %EPERM; the other kinds cannot tell and
+ * trust the caller.
  */
 void lb_lock_release(struct lb_lock *l);
 
@@ -140,7 +256,9 @@ void lb_lock_release(struct lb_lock *l);
  * consistent.
  *
  * Context: Any thread not holding @l.
- * Return: 0, or %-EINVAL if @l or @out is NULL.
+ * Return: 0; %-EINVAL if @l or @out is NULL or the kind is unknown;
+ * %-ENOLCK or %-ENOMEM as for lb_lock_acquire() (queue kinds; @out is
+ * left untouched).
  */
 int lb_lock_stats(struct lb_lock *l, struct lb_lock_stats *out);
 
@@ -149,7 +267,8 @@ int lb_lock_stats(struct lb_lock *l, struct lb_lock_stats *out);
  * @l: The lock.
  *
  * Context: Any thread not holding @l.
- * Return: 0, or %-EINVAL if @l is NULL.
+ * Return: 0; %-EINVAL if @l is NULL or the kind is unknown; %-ENOLCK or
+ * %-ENOMEM as for lb_lock_acquire() (nothing is reset).
  */
 int lb_lock_stats_reset(struct lb_lock *l);
 
@@ -160,11 +279,15 @@ int lb_lock_stats_reset(struct lb_lock *l);
  * @nr: Number of entries in @locks.
  *
  * One row per lock: name, acquired, contended, avg/total/max/min wait
- * (ns), sorted as given.
+ * (ns), sorted as given. A lock whose snapshot fails (lb_lock_stats()
+ * error) prints zeros and makes the call return that error after the
+ * table is written.
  *
  * Context: Any thread holding none of @locks.
- * Return: 0, %-EINVAL if @f or @locks (or an entry) is NULL, %-EIO if
- * writing failed.
+ * Return: 0; %-EINVAL if @f or @locks (or an entry) is NULL or an
+ * entry's kind is unknown (nothing is written); the first lb_lock_stats()
+ * error (%-ENOLCK, %-ENOMEM; every row is still written, zeros for that
+ * lock); %-EIO if writing failed.
  */
 int lb_lock_report(FILE *f, struct lb_lock *const *locks, unsigned int nr);
 
@@ -178,8 +301,10 @@ int lb_lock_report(FILE *f, struct lb_lock *const *locks, unsigned int nr);
  * "wait_ns_max", "wait_ns_min", "wait_ns_avg"}``.
  *
  * Context: Any thread holding none of @locks.
- * Return: 0, %-EINVAL if @f or @locks (or an entry) is NULL, %-EIO if
- * writing failed.
+ * Return: 0; %-EINVAL if @f or @locks (or an entry) is NULL or an
+ * entry's kind is unknown (nothing is written); the first lb_lock_stats()
+ * error (%-ENOLCK, %-ENOMEM; every row is still written, zeros for that
+ * lock); %-EIO if writing failed.
  */
 int lb_lock_report_json(FILE *f, struct lb_lock *const *locks,
 			unsigned int nr);

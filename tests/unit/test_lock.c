@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
- * lb_lock: both kinds, statistics under forced contention, and the table
- * and JSON reports parsed back.
+ * lb_lock: every kind, statistics under forced contention, mutual
+ * exclusion, the queue kinds' per-thread node table and its bound, the
+ * order of input checks, case C21 (the default kind's fairness), and the
+ * table and JSON reports parsed back.
  */
 #include "config.h"
 
@@ -18,15 +20,20 @@
 
 #include <lockbatch/lock.h>
 
-static const enum lb_lock_kind kinds[] = { LB_LOCK_SPIN, LB_LOCK_MUTEX };
-#define NR_KINDS 2
+#include "../common/lock_fair.h"
+
+static const enum lb_lock_kind kinds[] = {
+	LB_LOCK_SPIN, LB_LOCK_MUTEX, LB_LOCK_TICKET, LB_LOCK_MCS, LB_LOCK_CLH,
+};
+#define NR_KINDS 5
 
 Test(lock, init_rejects_bad_input)
 {
 	struct lb_lock l;
 
 	cr_assert(eq(int, lb_lock_init(NULL, LB_LOCK_SPIN, "x"), -EINVAL));
-	cr_assert(eq(int, lb_lock_init(&l, (enum lb_lock_kind)2, "x"), -EINVAL));
+	cr_assert(eq(int, lb_lock_init(&l, LB_LOCK_NR_KINDS, "x"), -EINVAL));
+	cr_assert(eq(int, NR_KINDS, LB_LOCK_NR_KINDS), "every kind tested");
 	cr_assert(eq(int, lb_lock_init(&l, (enum lb_lock_kind)-1, "x"),
 		     -EINVAL));
 }
@@ -440,4 +447,254 @@ Test(lock, reports_eio_on_write_error)
 	clearerr(f);
 	cr_assert(eq(int, lb_lock_report_json(f, locks, 1), -EIO));
 	fclose(f);
+}
+
+/*
+ * Mutual exclusion of every kind: threads bump a plain counter and an
+ * "inside" flag under the lock for up to EX_ITERS rounds or EX_MS, as
+ * FIFO kinds crawl when waiters are preempted; the stress program repeats
+ * this longer and under TSan.
+ */
+#define EX_THREADS 4
+#define EX_ITERS 20000
+#define EX_MS 200
+
+struct ex {
+	struct lb_lock l;
+	unsigned long counter, overlaps;
+	int inside;
+	int stop;			/* atomic */
+	unsigned long done[EX_THREADS];	/* read after join */
+};
+
+struct ex_arg {
+	struct ex *x;
+	int id;
+};
+
+static void *ex_worker(void *arg)
+{
+	struct ex_arg *a = arg;
+	struct ex *x = a->x;
+	unsigned long i;
+
+	for (i = 0; i < EX_ITERS && !__atomic_load_n(&x->stop, __ATOMIC_RELAXED);
+	     i++) {
+		lb_lock_acquire(&x->l);
+		if (x->inside++)
+			x->overlaps++;
+		x->counter++;
+		x->inside--;
+		lb_lock_release(&x->l);
+	}
+	x->done[a->id] = i;
+	return NULL;
+}
+
+static void sleep_ms(long ms);
+
+Test(lock, every_kind_excludes, .timeout = 60)
+{
+	struct ex_arg arg[EX_THREADS];
+	pthread_t t[EX_THREADS];
+	struct lb_lock_stats s;
+	unsigned long total;
+	struct ex x;
+	int k, i;
+
+	for (k = 0; k < NR_KINDS; k++) {
+		memset(&x, 0, sizeof(x));
+		cr_assert(eq(int, lb_lock_init(&x.l, kinds[k], "ex"), 0));
+		for (i = 0; i < EX_THREADS; i++) {
+			arg[i] = (struct ex_arg){ &x, i };
+			pthread_create(&t[i], NULL, ex_worker, &arg[i]);
+		}
+		sleep_ms(EX_MS);
+		__atomic_store_n(&x.stop, 1, __ATOMIC_RELAXED);
+		for (total = 0, i = 0; i < EX_THREADS; i++) {
+			pthread_join(t[i], NULL);
+			total += x.done[i];
+		}
+		cr_assert(gt(u64, total, 0));
+		cr_assert(eq(u64, x.counter, total), "kind %d", k);
+		cr_assert(eq(u64, x.overlaps, 0), "kind %d", k);
+		cr_assert(eq(int, lb_lock_stats(&x.l, &s), 0));
+		cr_assert(eq(u64, s.acquisitions, total));
+		cr_assert(le(u64, s.contentions, s.acquisitions));
+		cr_assert(eq(int, lb_lock_destroy(&x.l), 0), "kind %d", k);
+	}
+}
+
+/* Queue kinds: a thread holds up to LB_LOCK_NEST_MAX, in any order. */
+Test(lock, queue_kinds_nest_to_the_bound)
+{
+	static const enum lb_lock_kind q[] = { LB_LOCK_MCS, LB_LOCK_CLH };
+	struct lb_lock l[LB_LOCK_NEST_MAX + 1], spin;
+	struct lb_lock_stats s;
+	int i;
+
+	for (i = 0; i <= LB_LOCK_NEST_MAX; i++)
+		cr_assert(eq(int, lb_lock_init(&l[i], q[i % 2], "n"), 0));
+	lb_lock_init(&spin, LB_LOCK_SPIN, "s");
+	for (i = 0; i < LB_LOCK_NEST_MAX; i++)
+		lb_lock_acquire(&l[i]);
+	/* One more queue lock: not taken, errno says why, nothing counted. */
+	errno = 0;
+	lb_lock_acquire(&l[LB_LOCK_NEST_MAX]);
+	cr_assert(eq(int, errno, ENOLCK));
+	cr_assert(eq(int, lb_lock_stats(&l[LB_LOCK_NEST_MAX], &s), -ENOLCK));
+	cr_assert(eq(int, lb_lock_stats_reset(&l[LB_LOCK_NEST_MAX]), -ENOLCK));
+	/* Other kinds need no node. */
+	lb_lock_acquire(&spin);
+	lb_lock_release(&spin);
+	/* Releasing a queue lock this thread does not hold: EPERM, no-op. */
+	errno = 0;
+	lb_lock_release(&l[LB_LOCK_NEST_MAX]);
+	cr_assert(eq(int, errno, EPERM));
+	/* Release out of order; each freed entry is reusable at once. */
+	for (i = 0; i < LB_LOCK_NEST_MAX; i += 2)
+		lb_lock_release(&l[i]);
+	lb_lock_acquire(&l[LB_LOCK_NEST_MAX]);
+	lb_lock_release(&l[LB_LOCK_NEST_MAX]);
+	for (i = 1; i < LB_LOCK_NEST_MAX; i += 2)
+		lb_lock_release(&l[i]);
+	for (i = 0; i <= LB_LOCK_NEST_MAX; i++) {
+		cr_assert(eq(int, lb_lock_stats(&l[i], &s), 0));
+		cr_assert(eq(u64, s.acquisitions, 1), "lock %d", i);
+		cr_assert(eq(int, lb_lock_destroy(&l[i]), 0), "lock %d", i);
+	}
+	lb_lock_destroy(&spin);
+}
+
+/*
+ * CLH nodes migrate: each short-lived thread queues behind the previous
+ * one and leaves with its predecessor's node. Under ASan this checks that
+ * no node is freed while the lock or a thread still uses it and none
+ * leaks (thread exit frees the table, destroy frees the lock's node).
+ */
+static void *clh_once(void *arg)
+{
+	lb_lock_acquire(arg);
+	lb_lock_release(arg);
+	return NULL;
+}
+
+Test(lock, clh_nodes_survive_thread_exit)
+{
+	struct lb_lock l;
+	struct lb_lock_stats s;
+	pthread_t t[4];
+	int round, i;
+
+	cr_assert(eq(int, lb_lock_init(&l, LB_LOCK_CLH, "clh"), 0));
+	for (round = 0; round < 50; round++) {
+		for (i = 0; i < 4; i++)
+			pthread_create(&t[i], NULL, clh_once, &l);
+		clh_once(&l);
+		for (i = 0; i < 4; i++)
+			pthread_join(t[i], NULL);
+	}
+	cr_assert(eq(int, lb_lock_stats(&l, &s), 0));
+	cr_assert(eq(u64, s.acquisitions, 50 * 5));
+	cr_assert(eq(int, lb_lock_destroy(&l), 0));
+}
+
+/*
+ * Order of input checks (lock.h): pointers, kind, lock state, node table,
+ * allocation, output. Each call with two faults reports the earlier one.
+ */
+Test(lock, input_checks_in_documented_order)
+{
+	struct lb_lock l[LB_LOCK_NEST_MAX], held, dead;
+	struct lb_lock *const rows[] = { &held };
+	struct lb_lock_stats s;
+	FILE *ro = fopen("/dev/null", "r");
+	int i;
+
+	cr_assert(not(eq(ptr, ro, NULL)));
+	/* Pointer before kind. */
+	cr_assert(eq(int, lb_lock_init(NULL, LB_LOCK_NR_KINDS, NULL), -EINVAL));
+	/* Kind before state: a destroyed lock is not "held" or "free". */
+	lb_lock_init(&dead, LB_LOCK_TICKET, "dead");
+	cr_assert(eq(int, lb_lock_destroy(&dead), 0));
+	cr_assert(eq(int, lb_lock_destroy(&dead), -EINVAL));
+	cr_assert(eq(int, lb_lock_stats(&dead, &s), -EINVAL));
+	cr_assert(eq(int, lb_lock_stats_reset(&dead), -EINVAL));
+	/* State: held is -EBUSY, and the lock stays usable. */
+	lb_lock_init(&held, LB_LOCK_MCS, "held");
+	/* A report checks every entry's kind before writing anything. */
+	{
+		struct lb_lock *const bad[] = { &held, &dead };
+		char *buf;
+		int rc;
+
+		buf = report_of(bad, 2, 0, &rc);
+		cr_assert(eq(int, rc, -EINVAL));
+		cr_assert(eq(str, buf, ""), "nothing written: %s", buf);
+		free(buf);
+		cr_assert(eq(int, lb_lock_report_json(NULL, bad, 2), -EINVAL));
+	}
+	lb_lock_acquire(&held);
+	cr_assert(eq(int, lb_lock_destroy(&held), -EBUSY));
+	lb_lock_release(&held);
+	/* Pointers and kind before the node table. */
+	for (i = 0; i < LB_LOCK_NEST_MAX; i++) {
+		lb_lock_init(&l[i], LB_LOCK_CLH, "t");
+		lb_lock_acquire(&l[i]);
+	}
+	cr_assert(eq(int, lb_lock_stats(&held, NULL), -EINVAL));
+	cr_assert(eq(int, lb_lock_stats(&dead, &s), -EINVAL));
+	cr_assert(eq(int, lb_lock_stats(&held, &s), -ENOLCK));
+	/* Node table before output: the table is written, zeros in the row. */
+	cr_assert(eq(int, lb_lock_report(ro, rows, 1), -ENOLCK));
+	clearerr(ro);
+	cr_assert(eq(int, lb_lock_report_json(ro, rows, 1), -ENOLCK));
+	for (i = 0; i < LB_LOCK_NEST_MAX; i++) {
+		lb_lock_release(&l[i]);
+		lb_lock_destroy(&l[i]);
+	}
+	clearerr(ro);
+	cr_assert(eq(int, lb_lock_report(ro, rows, 1), -EIO));
+	cr_assert(eq(int, lb_lock_stats(&held, &s), 0));
+	cr_assert(eq(u64, s.acquisitions, 1), "the failed calls counted nothing");
+	cr_assert(eq(int, lb_lock_destroy(&held), 0));
+	fclose(ro);
+}
+
+/*
+ * C21: one thread re-acquires at once, the other loops; the default kind
+ * must give the looping thread at least 30% of a fair share. The share is
+ * the judged one of tests/common/lock_fair.h: acquisitions made while it
+ * waited, leaving out blocks of rounds in which it was preempted, so a
+ * loaded machine does not fail the test. The looping thread may get little CPU there, so
+ * one-second runs repeat (up to ten) until it has enough judged rounds.
+ */
+#define C21_RUNS 10
+#define C21_ENOUGH 20000
+#define C21_MIN 200
+
+Test(lock, c21_default_kind_fair_share, .timeout = 90)
+{
+	struct lf_result r, sum = { 0 };
+	int run;
+
+	for (run = 0; run < C21_RUNS && sum.judged[1] < C21_ENOUGH; run++) {
+		cr_assert(eq(int, lf_run(LB_LOCK_DEFAULT, 2, 1000, &r), 0));
+		lf_accumulate(&sum, &r);
+	}
+	cr_assert(eq(u64, sum.overlaps, 0));
+	cr_assert(eq(u64, sum.counter, sum.total));
+	cr_assert(ge(u64, sum.judged[1], C21_MIN),
+		  "looping thread ran: %llu judged rounds (%llu preempted) in %d s",
+		  (unsigned long long)sum.judged[1],
+		  (unsigned long long)sum.preempted[1], run);
+	cr_assert(ge(dbl, sum.judged_share[1], 0.30),
+		  "share %.3f of fair (%llu rounds, overtaken %llu times)",
+		  sum.judged_share[1], (unsigned long long)sum.judged[1],
+		  (unsigned long long)sum.judged_over[1]);
+	cr_log_info("c21: default kind judged share %.2f of fair over %d s "
+		    "(%llu rounds, %llu preempted); contended %.2f, raw %.2f",
+		    sum.judged_share[1], run, (unsigned long long)sum.judged[1],
+		    (unsigned long long)sum.preempted[1], sum.share[1],
+		    lf_raw_share(&sum, 1));
 }
