@@ -14,5 +14,7 @@
 #include <lockbatch/wbatch.h>
 #include <lockbatch/pcpu.h>
 #include <lockbatch/pcp.h>
+#include <lockbatch/lru.h>
+#include <lockbatch/refbits.h>
 
 #endif /* LOCKBATCH_LOCKBATCH_H */

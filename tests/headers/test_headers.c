@@ -12,6 +12,8 @@
 #define LB_HDR_PCPU 4
 #define LB_HDR_LOCKBATCH 5
 #define LB_HDR_VERSION 6
+#define LB_HDR_REFBITS 7
+#define LB_HDR_LRU 8
 
 #if LB_HDR == LB_HDR_CPU
 #include <lockbatch/cpu.h>
@@ -83,6 +85,32 @@ static int probe(void)
 {
 	return LB_VERSION == ((LB_VERSION_MAJOR << 16) |
 			      (LB_VERSION_MINOR << 8) | LB_VERSION_PATCH);
+}
+#elif LB_HDR == LB_HDR_REFBITS
+#include <lockbatch/refbits.h>
+#include <lockbatch/refbits.h>
+#define NAME "lockbatch/refbits.h"
+static int probe(void)
+{
+	struct lb_refbits rb = LB_REFBITS_INIT(16);
+
+	return lb_refbits_mark(&rb, 3) == 0 &&
+	       lb_refbits_test_and_clear(&rb, 0, 0) == 1 &&
+	       lb_refbits_count(&rb) == 0;
+}
+#elif LB_HDR == LB_HDR_LRU
+#include <lockbatch/lru.h>
+#include <lockbatch/lru.h>
+#define NAME "lockbatch/lru.h"
+static int probe(void)
+{
+	struct lb_lru_conf conf = { .lock_kind = LB_LOCK_SPIN };
+	struct lb_lru *lru;
+
+	if (lb_lru_create(&lru, &conf))
+		return 0;
+	return lb_lru_path_name(LB_LRU_PATH_ADD)[0] == 'a' &&
+	       lb_lru_destroy(lru) == 0;
 }
 #else
 #error "LB_HDR names no header"
