@@ -210,6 +210,12 @@ struct lb_lru_conf {
  * @wait_ns_max: Longest wait, in ns.
  * @hold_ns_total: Summed hold time, in ns (only with %LB_LRU_HOLD_TIME).
  * @hold_ns_max: Longest hold, in ns (likewise).
+ * @holds_long: Holds of at least %LB_LRU_HOLD_LONG_NS (likewise). A hold
+ *              that long means the holder was descheduled inside it; on a
+ *              machine with more threads than CPUs a few of them dominate
+ *              the total, so a typical hold is (@hold_ns_total -
+ *              @hold_ns_long) / (@acquisitions - @holds_long).
+ * @hold_ns_long: Their summed hold time, in ns (likewise).
  * @objs: Objects the path moved (added, isolated, put back or released,
  *        deleted).
  */
@@ -220,8 +226,13 @@ struct lb_lru_path_stats {
 	uint64_t wait_ns_max;
 	uint64_t hold_ns_total;
 	uint64_t hold_ns_max;
+	uint64_t holds_long;
+	uint64_t hold_ns_long;
 	uint64_t objs;
 };
+
+/** define LB_LRU_HOLD_LONG_NS - A hold this long (100 µs) counts as descheduled. */
+#define LB_LRU_HOLD_LONG_NS 100000u
 
 /**
  * struct lb_lru_stats - A snapshot, taken under the LRU lock.
@@ -232,6 +243,9 @@ struct lb_lru_path_stats {
  * @rotated: ... that it rotated to the head of their list.
  * @activated: ... that it moved to the active list.
  * @released: Objects lb_lru_putback() handed to @secondary.
+ * @snapshots: Earlier lb_lru_stats() calls. Their lock acquisitions belong
+ *             to no path: the lock's acquisition count is the sum over the
+ *             paths plus this.
  * @errors: Misuse caught: a commit of an object already on the LRU, a
  *          deletion of one that was not (skipped, counted here).
  */
@@ -243,6 +257,7 @@ struct lb_lru_stats {
 	uint64_t rotated;
 	uint64_t activated;
 	uint64_t released;
+	uint64_t snapshots;
 	uint64_t errors;
 };
 

@@ -184,9 +184,10 @@ static void fill_row(struct row *row, struct lb_lru *lru, enum lb_lru_path path)
 				(unsigned long long)st.path[p].wait_ns_total,
 				(unsigned long long)st.path[p].contentions,
 				(unsigned long long)st.path[p].wait_ns_max);
-	row->hold_ns = st.path[path].acquisitions ?
-		(double)st.path[path].hold_ns_total /
-		(double)st.path[path].acquisitions : 0;
+	/* Holds where the holder was descheduled say nothing about the code. */
+	row->hold_ns = st.path[path].acquisitions > st.path[path].holds_long ?
+		(double)(st.path[path].hold_ns_total - st.path[path].hold_ns_long) /
+		(double)(st.path[path].acquisitions - st.path[path].holds_long) : 0;
 	row->wait_ms = 0;
 	row->acquisitions = st.path[path].acquisitions;
 	row->contentions = 0;
