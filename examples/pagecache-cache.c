@@ -82,6 +82,7 @@ struct pc_cache {
 	struct pc_evict_stats ev;	/* evictor only (one at a time) */
 	pthread_mutex_t evict_lock;	/* one evictor at a time */
 	char grace;			/* TSan token: readers -> RCU frees */
+	char rcu_done;			/* TSan token: RCU frees -> barrier */
 };
 
 static struct pc_stamp *stamp_of(void *page)
@@ -201,6 +202,7 @@ static int key_match(struct cds_lfht_node *node, const void *key)
 	const struct pc_entry *e = caa_container_of(node, struct pc_entry,
 						    hnode);
 
+	pc_tsan_acquire(e);	/* published by cds_lfht_add_unique() */
 	return e->key == *(const uint64_t *)key;
 }
 
@@ -230,17 +232,19 @@ static bool op_release(void *obj, void *arg)
 static void free_entry_rcu(struct rcu_head *head)
 {
 	struct pc_entry *e = caa_container_of(head, struct pc_entry, rcu);
-	struct pc_cache *c = e->cache;
+	struct pc_cache *c;
 	unsigned int i;
 
+	pc_tsan_acquire(e);		/* handed over by call_rcu() */
+	c = e->cache;
 	/* The grace period orders every reader's last access before this. */
 	pc_tsan_acquire(&c->grace);
-	pc_tsan_acquire(e);
 	for (i = 0; i < e->nr_pages; i++)
 		page_free(&c->pool, e->pages[i]);
 	__atomic_sub_fetch(&c->pending, e->nr_pages, __ATOMIC_RELAXED);
 	free(e);
 	__atomic_add_fetch(&c->entries_freed, 1, __ATOMIC_RELAXED);
+	pc_tsan_release(&c->rcu_done);	/* seen after rcu_barrier() */
 }
 
 static void op_secondary(void *obj, void *arg)
@@ -368,7 +372,6 @@ static struct pc_entry *lookup_get(struct pc_cache *c, uint64_t key)
 	node = cds_lfht_iter_get_node(&iter);
 	if (node) {
 		e = caa_container_of(node, struct pc_entry, hnode);
-		pc_tsan_acquire(e);
 		if (!entry_tryget(e))
 			e = NULL;
 	}
@@ -588,6 +591,7 @@ uint64_t pc_cache_evict(struct pc_cache *c, bool all)
 	    (c->conf.limit_pages >> 1) + PC_PENDING_SLACK / 2) {
 		c->ev.rcu_waits++;
 		urcu_memb_barrier();
+		pc_tsan_acquire(&c->rcu_done);
 	}
 	pthread_mutex_unlock(&c->evict_lock);
 	return before;
@@ -636,6 +640,7 @@ static bool teardown_checks(struct pc_cache *c, struct pc_result *res)
 	if (c->batch && c->lru)
 		ok = evict_everything(c) == 0;
 	urcu_memb_barrier();		/* every call_rcu() callback has run */
+	pc_tsan_acquire(&c->rcu_done);
 	drained = lb_pcp_drain_all(c->pool.pcp);
 	if (res) {
 		res->entries_alloc = c->entries_alloc;
