@@ -30,7 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/mman.h>
 
 #include <lockbatch/lru.h>
 #include <lockbatch/refbits.h>
@@ -128,8 +127,6 @@ static int build(struct variant *v, const uint32_t *perm, size_t n)
 
 	if (posix_memalign((void **)&v->objs, 2u << 20, n * sizeof(struct sobj)))
 		return -1;
-	if (getenv("HUGE"))
-		madvise(v->objs, n * sizeof(struct sobj), MADV_HUGEPAGE);
 	memset(v->objs, 0, n * sizeof(struct sobj));
 	if (lb_lru_create(&v->lru, &conf))
 		return -1;
@@ -170,43 +167,14 @@ static double median(double *v, unsigned int n)
 	return v[n / 2];
 }
 
-int main(int argc, char **argv)
+/* A random permutation: the list order, scattered over the arena. */
+static uint32_t *shuffled(size_t n)
 {
-	struct variant var[2] = {
-		{ .name = "prefetch", .flags = 0 },
-		{ .name = "no-prefetch", .flags = LB_LRU_NO_PREFETCH },
-	};
-	size_t mib = 128, n, i;
-	unsigned int passes = 7, p, k, w, nr_works = 3;
-	unsigned int works[3] = { 0, 32, 64 };
-	int json = 0;
-	uint32_t *perm;
-	double med[2];
+	uint32_t *perm = malloc(n * sizeof(*perm));
+	size_t i;
 
-	for (i = 1; i < (size_t)argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			json = 1;
-		else if (!strcmp(argv[i], "--mib") && i + 1 < (size_t)argc)
-			mib = strtoul(argv[++i], NULL, 0);
-		else if (!strcmp(argv[i], "--work") && i + 1 < (size_t)argc)
-			works[0] = (unsigned int)strtoul(argv[++i], NULL, 0),
-			nr_works = 1;
-		else if (!strcmp(argv[i], "--passes") && i + 1 < (size_t)argc)
-			passes = (unsigned int)strtoul(argv[++i], NULL, 0);
-		else {
-			fprintf(stderr, "usage: %s [--json] [--mib N] [--passes N]\n",
-				argv[0]);
-			return 2;
-		}
-	}
-	if (passes < 1 || passes > 16 || mib < 1) {
-		fprintf(stderr, "passes 1..16, mib >= 1\n");
-		return 2;
-	}
-	n = mib * 1024 * 1024 / sizeof(struct sobj);
-	perm = malloc(n * sizeof(*perm));
 	if (!perm)
-		return 1;
+		return NULL;
 	for (i = 0; i < n; i++)
 		perm[i] = (uint32_t)i;
 	for (i = n - 1; i > 0; i--) {
@@ -216,39 +184,97 @@ int main(int argc, char **argv)
 		perm[i] = perm[j];
 		perm[j] = t;
 	}
+	return perm;
+}
+
+/* One row: both variants over the same list, medians of @passes passes. */
+static void row(struct variant *var, size_t n, unsigned int passes,
+		unsigned int work, int json, int first)
+{
+	unsigned int p, k;
+	double med[2];
+
+	work_iters = work;
+	/* Alternate which variant goes first, so drift hits both alike. */
+	for (p = 0; p < passes; p++)
+		for (k = 0; k < 2; k++) {
+			struct variant *v = &var[(p + k) % 2];
+
+			v->ns[p] = pass(v, n);
+		}
 	for (k = 0; k < 2; k++)
-		if (build(&var[k], perm, n)) {
+		med[k] = median(var[k].ns, passes);
+	if (json)
+		printf("%s{\"work\":%u,\"prefetch_ns_per_node\":%.2f,"
+		       "\"no_prefetch_ns_per_node\":%.2f,\"speedup\":%.3f}",
+		       first ? "" : ",", work, med[0], med[1], med[1] / med[0]);
+	else
+		printf("%10u %16.2f %16.2f %8.3fx\n", work, med[0], med[1],
+		       med[1] / med[0]);
+}
+
+struct args {
+	size_t mib;
+	unsigned int passes;
+	unsigned int nr_works;
+	unsigned int works[3];
+	int json;
+};
+
+static int parse(int argc, char **argv, struct args *a)
+{
+	int i;
+
+	*a = (struct args){ 128, 7, 3, { 0, 32, 64 }, 0 };
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			a->json = 1;
+		else if (!strcmp(argv[i], "--mib") && i + 1 < argc)
+			a->mib = strtoul(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--work") && i + 1 < argc) {
+			a->works[0] = (unsigned int)strtoul(argv[++i], NULL, 0);
+			a->nr_works = 1;
+		} else if (!strcmp(argv[i], "--passes") && i + 1 < argc)
+			a->passes = (unsigned int)strtoul(argv[++i], NULL, 0);
+		else
+			return -1;
+	}
+	return a->passes >= 1 && a->passes <= 16 && a->mib >= 1 ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct variant var[2] = {
+		{ .name = "prefetch", .flags = 0 },
+		{ .name = "no-prefetch", .flags = LB_LRU_NO_PREFETCH },
+	};
+	struct args a;
+	unsigned int k, w;
+	uint32_t *perm;
+	size_t n;
+
+	if (parse(argc, argv, &a)) {
+		fprintf(stderr, "usage: %s [--json] [--mib N] [--work STEPS] [--passes 1..16]\n",
+			argv[0]);
+		return 2;
+	}
+	n = a.mib * 1024 * 1024 / sizeof(struct sobj);
+	perm = shuffled(n);
+	for (k = 0; k < 2; k++)
+		if (!perm || build(&var[k], perm, n)) {
 			fprintf(stderr, "out of memory\n");
 			return 1;
 		}
-	if (json)
+	if (a.json)
 		printf("{\"bench\":\"lru_scan\",\"arena_mib\":%zu,\"nodes\":%zu,"
-		       "\"passes\":%u,\"rows\":[", mib, n, passes);
+		       "\"passes\":%u,\"rows\":[", a.mib, n, a.passes);
 	else
 		printf("LRU scan, %zu nodes scattered over %zu MiB, median of %u passes\n"
-		       "%10s %16s %16s %9s\n", n, mib, passes, "work", "prefetch ns/node",
-		       "plain ns/node", "speedup");
-	for (w = 0; w < nr_works; w++) {
-		work_iters = works[w];
-		/* Alternate which variant goes first, so drift hits both alike. */
-		for (p = 0; p < passes; p++)
-			for (k = 0; k < 2; k++) {
-				struct variant *v = &var[(p + k) % 2];
-
-				v->ns[p] = pass(v, n);
-			}
-		for (k = 0; k < 2; k++)
-			med[k] = median(var[k].ns, passes);
-		if (json)
-			printf("%s{\"work\":%u,\"prefetch_ns_per_node\":%.2f,"
-			       "\"no_prefetch_ns_per_node\":%.2f,\"speedup\":%.3f}",
-			       w ? "," : "", works[w], med[0], med[1],
-			       med[1] / med[0]);
-		else
-			printf("%10u %16.2f %16.2f %8.3fx\n", works[w], med[0],
-			       med[1], med[1] / med[0]);
-	}
-	if (json)
+		       "%10s %16s %16s %9s\n", n, a.mib, a.passes, "work",
+		       "prefetch ns/node", "plain ns/node", "speedup");
+	for (w = 0; w < a.nr_works; w++)
+		row(var, n, a.passes, a.works[w], a.json, w == 0);
+	if (a.json)
 		printf("]}\n");
 	for (k = 0; k < 2; k++) {
 		struct cds_list_head all;
