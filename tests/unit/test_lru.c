@@ -417,3 +417,33 @@ Test(lru, add_through_pcpu_one_hold_per_batch)
 	cr_assert(eq(u32, take_all(lru, LB_LRU_INACTIVE, ids), 31));
 	cr_assert(eq(int, lb_lru_destroy(lru), 0));
 }
+
+/* Snapshots take the lock outside every path and say so. */
+Test(lru, stats_snapshots_and_lock_totals_agree)
+{
+	struct lb_lru *lru = mk(LB_LRU_HOLD_TIME);
+	struct lb_lock_stats ls;
+	struct lb_lru_stats st;
+	unsigned int ids[NOBJ];
+	uint64_t paths = 0;
+	void *v = &objs[0];
+	int p;
+
+	setup_objs();
+	lb_lru_commit(lru, &v, 1);
+	cr_assert(eq(int, lb_lru_stats(lru, &st), 0));
+	cr_assert(eq(u64, st.snapshots, 0));
+	take_all(lru, LB_LRU_INACTIVE, ids);
+	cr_assert(eq(int, lb_lock_stats(lb_lru_lock(lru), &ls), 0));
+	cr_assert(eq(int, lb_lru_stats(lru, &st), 0));
+	cr_assert(eq(u64, st.snapshots, 1));
+	for (p = 0; p < LB_LRU_NR_PATHS; p++) {
+		paths += st.path[p].acquisitions;
+		cr_assert(le(u64, st.path[p].holds_long,
+			     st.path[p].acquisitions));
+		cr_assert(le(u64, st.path[p].hold_ns_long,
+			     st.path[p].hold_ns_total));
+	}
+	cr_assert(eq(u64, paths + st.snapshots, ls.acquisitions));
+	cr_assert(eq(int, lb_lru_destroy(lru), 0));
+}
