@@ -24,8 +24,9 @@
  * lock is taken (the *prepare* phase, the mirror image of @after), and the
  * chain is spliced onto the inactive list in O(1) under the lock. The lock
  * is then held for four pointer writes per batch instead of up to 31 list
- * insertions, each of which writes the previous head node, a line that
- * lives in the cache of whichever CPU added it. %LB_LRU_NO_SPLICE restores
+ * insertions and their counter updates (the list head and the node it
+ * pointed to are usually lines last written by another CPU, whichever
+ * way). %LB_LRU_NO_SPLICE restores
  * the per-object insertion (the 6.12 lru_add() loop) for comparison. The
  * prepare phase runs inside the commit the batch calls: the &struct
  * lb_backend_ops lock and unlock hooks are empty and the commit takes the
