@@ -39,6 +39,20 @@ void __tsan_acquire(void *addr);
 void __tsan_release(void *addr);
 #define pc_tsan_acquire(p) __tsan_acquire((void *)(p))
 #define pc_tsan_release(p) __tsan_release((void *)(p))
+
+/*
+ * liburcu's own allocations, frees and mutexes synchronise through its
+ * grace periods and queues, which TSan cannot see: ignore what its
+ * interceptor calls report (used by the program and the stress test).
+ */
+const char *__tsan_default_suppressions(void);
+const char *__tsan_default_suppressions(void)
+{
+	return "called_from_lib:liburcu.so\n"
+	       "called_from_lib:liburcu-memb.so\n"
+	       "called_from_lib:liburcu-cds.so\n"
+	       "called_from_lib:liburcu-common.so\n";
+}
 #else
 #define pc_tsan_acquire(p) ((void)(p))
 #define pc_tsan_release(p) ((void)(p))

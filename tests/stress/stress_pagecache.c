@@ -17,23 +17,6 @@
 #include "../common/env.h"
 #include "../common/tap.h"
 
-#if defined(__SANITIZE_THREAD__)
-/*
- * liburcu is not built with TSan: its own allocations, frees and mutexes
- * synchronise through its grace periods and queues, which TSan cannot see.
- * Ignore what its interceptor calls report; the cache's accesses that
- * depend on liburcu are annotated in pagecache-cache.c.
- */
-const char *__tsan_default_suppressions(void);
-const char *__tsan_default_suppressions(void)
-{
-	return "called_from_lib:liburcu.so\n"
-	       "called_from_lib:liburcu-memb.so\n"
-	       "called_from_lib:liburcu-cds.so\n"
-	       "called_from_lib:liburcu-common.so\n";
-}
-#endif
-
 struct shape {
 	const char *name;
 	struct pc_conf conf;
