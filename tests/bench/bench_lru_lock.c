@@ -33,6 +33,7 @@
 
 #define MAX_THREADS 64
 static int nthreads = 8;
+static enum lb_lock_kind lock_kind = LB_LOCK_SPIN;
 #define ISO_BATCH 32
 #define DEL_BATCH 31
 #define SPLIT_WORK 32
@@ -149,7 +150,7 @@ static int new_lru(struct lb_lru **lru, unsigned int flags,
 		   const struct lb_lru_ops *ops)
 {
 	struct lb_lru_conf conf = {
-		.lock_kind = LB_LOCK_SPIN, .name = "lru",
+		.lock_kind = lock_kind, .name = "lru",
 		.node_offset = offsetof(struct bobj, node),
 		.flags = flags | LB_LRU_HOLD_TIME, .ops = ops,
 	};
@@ -376,12 +377,14 @@ int main(int argc, char **argv)
 			json = 1;
 		else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
 			rounds = strtoul(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--mutex"))
+			lock_kind = LB_LOCK_MUTEX;
 		else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
 			nthreads = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
 			reps = atoi(argv[++i]);
 		else {
-			fprintf(stderr, "usage: %s [--json] [--threads N] [--rounds N] [--reps N]\n",
+			fprintf(stderr, "usage: %s [--json] [--mutex] [--threads N] [--rounds N] [--reps N]\n",
 				argv[0]);
 			return 2;
 		}
@@ -393,7 +396,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	CDS_INIT_LIST_HEAD(&split_queue);
-	if (lb_lock_init(&split_lock, LB_LOCK_SPIN, "split_queue"))
+	if (lb_lock_init(&split_lock, lock_kind, "split_queue"))
 		return 1;
 	for (r = 0; r < reps; r++) {
 		/* Alternate the order, so drift hits both variants alike. */
@@ -414,11 +417,14 @@ int main(int argc, char **argv)
 		median_row(&add[i], add_r[i], reps);
 	}
 	if (json)
-		printf("{\"bench\":\"lru_lock\",\"threads\":%d,\"rounds\":%lu,"
-		       "\"reps\":%d,", nthreads, rounds, reps);
+		printf("{\"bench\":\"lru_lock\",\"lock\":\"%s\",\"threads\":%d,"
+		       "\"rounds\":%lu,\"reps\":%d,",
+		       lock_kind == LB_LOCK_SPIN ? "spin" : "mutex", nthreads,
+		       rounds, reps);
 	else
-		printf("LRU lock, %d threads, %lu rounds each, median of %d runs\n\n",
-		       nthreads, rounds, reps);
+		printf("LRU lock (%s), %d threads, %lu rounds each, median of %d runs\n\n",
+		       lock_kind == LB_LOCK_SPIN ? "spin" : "mutex", nthreads,
+		       rounds, reps);
 	print_rows("secondary_work", sec, json, 0);
 	print_rows("add_commit", add, json, 1);
 	if (json)
