@@ -3,7 +3,7 @@
  * The LRU back-end of lru-fault: an lb_lru (one list behind one lb_lock),
  * entered by two paths that must be told apart in the lock statistics:
  *
- * - add: lb_pcpu flushes committing batches of added objects
+ * - add: lb_cpubatch flushes committing batches of added objects
  *   (folio_batch_move_lru() -> lru_add()); lb_lru links each batch into a
  *   chain before taking the lock and splices it in under the lock
  *   (--no-splice: one insertion per object under the lock, as 6.12);
@@ -72,12 +72,12 @@ void lf_lru_destroy(struct lf_lru *lru)
 	lru->lb = NULL;
 }
 
-int lf_lru_pcpu_conf(struct lf_lru *lru, struct lb_pcpu_conf *pconf)
+int lf_lru_cpubatch_conf(struct lf_lru *lru, struct lb_cpubatch_conf *pconf)
 {
-	return lb_lru_pcpu_conf(lru->lb, pconf);
+	return lb_lru_cpubatch_conf(lru->lb, pconf);
 }
 
-/* The add path outside lb_pcpu: limit mode, one object at a time. */
+/* The add path outside lb_cpubatch: limit mode, one object at a time. */
 void lf_lru_commit(struct lf_lru *lru, void *const *objs, unsigned int n)
 {
 	unsigned int i;

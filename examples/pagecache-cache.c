@@ -2,7 +2,7 @@
 /*
  * The page cache itself: the page pool (lb_pcp over an mmap'd arena), the
  * entries and their references, the cds_lfht table, insertion through
- * lb_pcpu into lb_lru, and eviction.
+ * lb_cpubatch into lb_lru, and eviction.
  *
  * Page stamps: the bytes after the pool's links hold the owning key and
  * the page index while the page belongs to an entry, and PC_POISON while
@@ -86,7 +86,7 @@ struct pc_cache {
 	struct pc_conf conf;
 	struct cds_lfht *ht;
 	struct lb_lru *lru;
-	struct lb_pcpu *batch;
+	struct lb_cpubatch *batch;
 	struct pc_pool pool;
 	uint64_t charged;		/* atomic: pages of live entries */
 	uint64_t pending;		/* atomic: evicted pages not yet freed */
@@ -220,7 +220,7 @@ static int key_match(struct cds_lfht_node *node, const void *key)
 	return e->key == *(const uint64_t *)key;
 }
 
-/* Batch references (lb_pcpu get/put) and the settle count. */
+/* Batch references (lb_cpubatch get/put) and the settle count. */
 static void op_get(void *obj)
 {
 	__atomic_add_fetch(&((struct pc_entry *)obj)->ref, 1, __ATOMIC_RELAXED);
@@ -293,17 +293,17 @@ static int create_lru(struct pc_cache *c)
 	 * and 31 entries holds about 30 average entries: the LRU lock is
 	 * taken once per batch instead of once per insert.
 	 */
-	struct lb_pcpu_conf pconf = {
-		.mode = c->conf.baseline ? LB_PCPU_BASELINE : LB_PCPU_WEIGHTED,
+	struct lb_cpubatch_conf pconf = {
+		.mode = c->conf.baseline ? LB_CPUBATCH_BASELINE : LB_CPUBATCH_WEIGHTED,
 		.max_weight = 256,
 	};
 	int err;
 
 	err = lb_lru_create(&c->lru, &lconf);
 	if (!err)
-		err = lb_lru_pcpu_conf(c->lru, &pconf);
+		err = lb_lru_cpubatch_conf(c->lru, &pconf);
 	if (!err)
-		err = lb_pcpu_create(&c->batch, &pconf);
+		err = lb_cpubatch_create(&c->batch, &pconf);
 	return err;
 }
 
@@ -535,7 +535,7 @@ static void judge(struct pc_cache *c, struct pc_entry *e, bool all)
 		ev->rotated++;
 		return;
 	}
-	rc = lb_pcpu_settle(c->batch, e, &e->lru.batch, 1);
+	rc = lb_cpubatch_settle(c->batch, e, &e->lru.batch, 1);
 	if (rc == LB_SETTLED)
 		ev->settled++;
 	else if (rc == LB_DRAINED)
@@ -618,7 +618,7 @@ void pc_cache_stats(struct pc_cache *c, struct pc_result *res)
 	lb_lock_stats(lb_pcp_backend_lock(c->pool.pcp), &res->pool_lock);
 	lb_pcp_stats(c->pool.pcp, &res->pool, NULL, 0);
 	if (c->batch)
-		lb_pcpu_stats(c->batch, &res->batch, NULL, 0);
+		lb_cpubatch_stats(c->batch, &res->batch, NULL, 0);
 	pthread_mutex_lock(&c->evict_lock);
 	res->ev = c->ev;
 	pthread_mutex_unlock(&c->evict_lock);
@@ -632,7 +632,7 @@ static int evict_everything(struct pc_cache *c)
 	unsigned int idle = 0;
 	int err;
 
-	err = lb_pcpu_drain_all(c->batch);
+	err = lb_cpubatch_drain_all(c->batch);
 	if (err < 0)
 		return err;
 	for (;;) {
@@ -679,7 +679,7 @@ int pc_cache_destroy(struct pc_cache *c, struct pc_result *res)
 	if (c->pool.pcp)
 		ok = teardown_checks(c, res);
 	if (c->batch)
-		lb_pcpu_destroy(c->batch);
+		lb_cpubatch_destroy(c->batch);
 	if (c->lru && lb_lru_destroy(c->lru))
 		ok = false;
 	if (c->ht && cds_lfht_destroy(c->ht, NULL))

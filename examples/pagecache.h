@@ -7,10 +7,10 @@
  *   entry's pages, marking their referenced bits (lb_refbits).
  * - Misses: the entry's 1..16 pages come from an lb_pcp page pool over an
  *   mmap'd arena; the entry is published in the table and added to the
- *   LRU (lb_lru) through weighted per-CPU batches (lb_pcpu).
+ *   LRU (lb_lru) through weighted per-CPU batches (lb_cpubatch).
  * - Eviction: a thread keeps the pages of live entries under a limit: it
  *   isolates entries from the LRU tail, rotates referenced ones (batched
- *   referenced check), settles each victim (lb_pcpu_settle(); BUSY: skip it
+ *   referenced check), settles each victim (lb_cpubatch_settle(); BUSY: skip it
  *   this round), freezes its count, and in lb_lru_putback()'s post-unlock
  *   phase removes it from the table and hands it to call_rcu(), which frees
  *   its pages to the pool after a grace period.
@@ -48,7 +48,7 @@ struct pc_cache;
 /*
  * One cached entry. References: one for being in the table (dropped only
  * by the evictor's freeze), one per reader in flight, one while it waits
- * in an lb_pcpu batch (get/put). The evictor frees an entry only after
+ * in an lb_cpubatch batch (get/put). The evictor frees an entry only after
  * freezing its count from exactly the table's reference to 0, so a reader
  * that got a reference never sees its pages freed.
  */
@@ -72,7 +72,7 @@ struct pc_conf {
 	double skew;			/* zipf exponent; 0: uniform */
 	uint64_t limit_pages;		/* pages of live entries */
 	size_t page_size;
-	bool baseline;			/* LB_PCPU_BASELINE: a lock hold per insert */
+	bool baseline;			/* LB_CPUBATCH_BASELINE: a lock hold per insert */
 	bool check;			/* one thread, inline eviction, LRU model */
 	bool json;
 	bool progress;			/* a progress line (on a terminal) */
@@ -102,7 +102,7 @@ struct pc_result {
 	struct lb_lru_stats lru;
 	struct lb_lock_stats lru_lock, pool_lock;
 	struct lb_pcp_stats pool;
-	struct lb_pcpu_stats batch;
+	struct lb_cpubatch_stats batch;
 	uint64_t pool_pages, pool_free_at_exit;
 	uint64_t entries_alloc, entries_freed;
 	uint64_t stale_reads;		/* a page read while freed: must be 0 */

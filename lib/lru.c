@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
- * lb_lru: lifetime, the splice commit behind lb_pcpu, and the per-path
+ * lb_lru: lifetime, the splice commit behind lb_cpubatch, and the per-path
  * accounting of the LRU lock.
  */
 #include "config.h"
@@ -197,8 +197,8 @@ int lb_lru_commit(struct lb_lru *lru, void *const *objs, unsigned int n)
 }
 
 /*
- * lb_pcpu's hooks. The LRU lock is taken inside commit, around the splice
- * only, so lock and unlock have nothing to do; lb_pcpu still calls them
+ * lb_cpubatch's hooks. The LRU lock is taken inside commit, around the splice
+ * only, so lock and unlock have nothing to do; lb_cpubatch still calls them
  * once per run, which keeps its back-end lock count meaningful.
  */
 static void op_nolock(void *be)
@@ -262,7 +262,7 @@ int lb_lru_destroy(struct lb_lru *lru)
 	return 0;
 }
 
-int lb_lru_pcpu_conf(struct lb_lru *lru, struct lb_pcpu_conf *conf)
+int lb_lru_cpubatch_conf(struct lb_lru *lru, struct lb_cpubatch_conf *conf)
 {
 	if (!lru || !conf)
 		return -EINVAL;
@@ -281,14 +281,14 @@ int lb_lru_node_init(struct lb_lru_node *n, uint32_t weight)
 	return 0;
 }
 
-int lb_lru_add(struct lb_pcpu *pc, struct lb_lru *lru, void *obj)
+int lb_lru_add(struct lb_cpubatch *pc, struct lb_lru *lru, void *obj)
 {
 	struct lb_lru_node *n;
 
 	if (!pc || !lru || !obj)
 		return -EINVAL;
 	n = lbi_lru_node(lru, obj);
-	return lb_pcpu_add(pc, obj, &n->batch, n->weight);
+	return lb_cpubatch_add(pc, obj, &n->batch, n->weight);
 }
 
 int lb_lru_node_set_active(struct lb_lru_node *n, bool active)

@@ -18,7 +18,7 @@ struct lb_lru {
 	unsigned int flags;
 	struct lb_lru_ops ops;
 	void *arg;
-	struct lb_backend_ops bops;	/* what lb_lru_pcpu_conf() hands out */
+	struct lb_backend_ops bops;	/* what lb_lru_cpubatch_conf() hands out */
 };
 
 static inline struct lb_lru_node *lbi_lru_node(const struct lb_lru *lru,

@@ -9,7 +9,7 @@
 #include <urcu/list.h>
 
 #include <lockbatch/lock.h>
-#include <lockbatch/pcpu.h>
+#include <lockbatch/cpubatch.h>
 
 /**
  * DOC: A stock LRU back-end
@@ -17,7 +17,7 @@
  * &struct lb_lru is an active and an inactive list behind one &struct
  * lb_lock, the userspace shape of a lruvec. Objects embed a &struct
  * lb_lru_node (at &lb_lru_conf.node_offset) and enter the LRU through an
- * &struct lb_pcpu whose back-end operations lb_lru_pcpu_conf() fills in:
+ * &struct lb_cpubatch whose back-end operations lb_lru_cpubatch_conf() fills in:
  * the user writes no callback to get batched adds.
  *
  * Splice commit. A flushed batch is linked into a private chain before the
@@ -113,7 +113,7 @@ enum lb_lru_path {
  *        after lb_lru_isolate().
  * @flags: %LB_LRU_NODE_ON_LRU, %LB_LRU_NODE_ACTIVE.
  * @weight: The object's size in base units (set by lb_lru_node_init()).
- * @batch: Tracking by the &struct lb_pcpu the object is added through.
+ * @batch: Tracking by the &struct lb_cpubatch the object is added through.
  *
  * @link and @flags are the scan's hot line: keep the node at the start of
  * a cache line of the object, or near the fields the scan callback reads.
@@ -153,10 +153,10 @@ typedef enum lb_lru_verdict (*lb_lru_scan_fn)(void *obj, void *arg);
 
 /**
  * struct lb_lru_ops - Optional hooks (every member may be NULL).
- * @get: Take the batch's reference on an object entering an &lb_pcpu
+ * @get: Take the batch's reference on an object entering an &lb_cpubatch
  *       batch (&lb_backend_ops.get).
  * @put: Drop it once committed (&lb_backend_ops.put).
- * @refcount: The object's reference count, for lb_pcpu_settle().
+ * @refcount: The object's reference count, for lb_cpubatch_settle().
  * @release: lb_lru_putback(): drop the caller's isolation reference;
  *           return true if it was the last one. Such an object does not go
  *           back on the LRU; it is handed to @secondary. Runs under the
@@ -289,9 +289,9 @@ int lb_lru_create(struct lb_lru **lru, const struct lb_lru_conf *conf);
 int lb_lru_destroy(struct lb_lru *lru);
 
 /**
- * lb_lru_pcpu_conf() - Point a batch configuration at this LRU.
+ * lb_lru_cpubatch_conf() - Point a batch configuration at this LRU.
  * @lru: The LRU.
- * @conf: The &struct lb_pcpu_conf to fill: @ops and @backend are set, the
+ * @conf: The &struct lb_cpubatch_conf to fill: @ops and @backend are set, the
  *        other members are left as they are.
  *
  * The ops commit with the splice described above, and pass @get, @put and
@@ -301,7 +301,7 @@ int lb_lru_destroy(struct lb_lru *lru);
  * Context: Any thread.
  * Return: 0, or %-EINVAL if either argument is NULL.
  */
-int lb_lru_pcpu_conf(struct lb_lru *lru, struct lb_pcpu_conf *conf);
+int lb_lru_cpubatch_conf(struct lb_lru *lru, struct lb_cpubatch_conf *conf);
 
 /**
  * lb_lru_node_init() - Prepare an object's node before its first add.
@@ -315,19 +315,19 @@ int lb_lru_node_init(struct lb_lru_node *n, uint32_t weight);
 
 /**
  * lb_lru_add() - Add an object to the LRU through per-CPU batches.
- * @pc: An &struct lb_pcpu configured by lb_lru_pcpu_conf() for @lru.
+ * @pc: An &struct lb_cpubatch configured by lb_lru_cpubatch_conf() for @lru.
  * @lru: The LRU.
  * @obj: The object; its node was initialised by lb_lru_node_init().
  *
  * The object lands at the head of the inactive list when its batch is
- * flushed. Same as lb_pcpu_add() with the node's batch tracking and weight.
+ * flushed. Same as lb_cpubatch_add() with the node's batch tracking and weight.
  *
- * Context: As lb_pcpu_add().
- * Return: as lb_pcpu_add(): 0 (waits in a batch), 1 (this call flushed),
+ * Context: As lb_cpubatch_add().
+ * Return: as lb_cpubatch_add(): 0 (waits in a batch), 1 (this call flushed),
  * %-EINVAL (a NULL argument, or a node weight out of range), %-EEXIST,
  * %-EAGAIN.
  */
-int lb_lru_add(struct lb_pcpu *pc, struct lb_lru *lru, void *obj);
+int lb_lru_add(struct lb_cpubatch *pc, struct lb_lru *lru, void *obj);
 
 /**
  * lb_lru_commit() - Add objects directly, under one lock hold.
@@ -335,7 +335,7 @@ int lb_lru_add(struct lb_pcpu *pc, struct lb_lru *lru, void *obj);
  * @objs: The objects, nodes initialised, on no list.
  * @n: Entries in @objs.
  *
- * What a batch flush does, for callers without an &struct lb_pcpu. An
+ * What a batch flush does, for callers without an &struct lb_cpubatch. An
  * object already on the LRU is skipped and counted in @errors.
  *
  * Context: Takes the LRU lock once (none for @n == 0).

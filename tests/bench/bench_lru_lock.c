@@ -12,11 +12,11 @@
  *    last reference there (@release) and go to @secondary, which unqueues
  *    them from a shared deferred-split queue under its own lock (as
  *    __folio_unqueue_deferred_split() does), after which the thread adds
- *    them again as new objects through an lb_pcpu. With %LB_LRU_PUTBACK_LOCKED that work runs
+ *    them again as new objects through an lb_cpubatch. With %LB_LRU_PUTBACK_LOCKED that work runs
  *    under the LRU lock (Linux 6.12 move_folios_to_lru()); without, after
  *    it ("mm: unqueue deferred split folios outside the lruvec lock").
  * 2. Splice vs per-object insertion. Each thread adds objects through an
- *    lb_pcpu (weighted, 31 per batch) and removes its older ones in
+ *    lb_cpubatch (weighted, 31 per batch) and removes its older ones in
  *    batches of 31 (lb_lru_del()), so the list head keeps moving between
  *    CPUs. Hold time per add-path acquisition: the splice commit against
  *    %LB_LRU_NO_SPLICE.
@@ -29,7 +29,7 @@
 #include <string.h>
 
 #include <lockbatch/lru.h>
-#include <lockbatch/pcpu.h>
+#include <lockbatch/cpubatch.h>
 
 #define MAX_THREADS 64
 static int nthreads = 8;
@@ -86,7 +86,7 @@ static const struct lb_lru_ops sec_ops = {
 
 struct part1 {
 	struct lb_lru *lru;
-	struct lb_pcpu *pc;
+	struct lb_cpubatch *pc;
 	unsigned int pflags;
 	unsigned long rounds;
 };
@@ -202,7 +202,7 @@ static int run_part1(struct row *row, unsigned int pflags, unsigned long rounds,
 		     size_t nobj)
 {
 	struct part1 arg = { .pflags = pflags, .rounds = rounds };
-	struct lb_pcpu_conf pconf = { .mode = LB_PCPU_WEIGHTED };
+	struct lb_cpubatch_conf pconf = { .mode = LB_CPUBATCH_WEIGHTED };
 	pthread_t th[MAX_THREADS];
 	struct bobj *objs = calloc(nobj, sizeof(*objs));
 	size_t i;
@@ -210,8 +210,8 @@ static int run_part1(struct row *row, unsigned int pflags, unsigned long rounds,
 
 	if (!objs || new_lru(&arg.lru, 0, &sec_ops))
 		return -1;
-	lb_lru_pcpu_conf(arg.lru, &pconf);
-	if (lb_pcpu_create(&arg.pc, &pconf))
+	lb_lru_cpubatch_conf(arg.lru, &pconf);
+	if (lb_cpubatch_create(&arg.pc, &pconf))
 		return -1;
 	for (i = 0; i < nobj; i++) {
 		void *o = &objs[i];
@@ -224,7 +224,7 @@ static int run_part1(struct row *row, unsigned int pflags, unsigned long rounds,
 		pthread_create(&th[t], NULL, part1_thread, &arg);
 	for (t = 0; t < nthreads; t++)
 		pthread_join(th[t], NULL);
-	lb_pcpu_destroy(arg.pc);
+	lb_cpubatch_destroy(arg.pc);
 	fill_row(row, arg.lru, LB_LRU_PATH_PUTBACK);
 	empty_lru(arg.lru);
 	for (i = 0; i < nobj; i++)
@@ -236,7 +236,7 @@ static int run_part1(struct row *row, unsigned int pflags, unsigned long rounds,
 
 struct part2 {
 	struct lb_lru *lru;
-	struct lb_pcpu *pc;
+	struct lb_cpubatch *pc;
 	unsigned long rounds;
 	struct bobj *objs;	/* this thread's: DEL_BATCH * 4 */
 };
@@ -272,17 +272,17 @@ static void *part2_thread(void *arg)
 static int run_part2(struct row *row, unsigned int flags, unsigned long rounds)
 {
 	struct part2 arg[MAX_THREADS];
-	struct lb_pcpu_conf pconf = { .mode = LB_PCPU_WEIGHTED };
+	struct lb_cpubatch_conf pconf = { .mode = LB_CPUBATCH_WEIGHTED };
 	pthread_t th[MAX_THREADS];
 	struct lb_lru *lru;
-	struct lb_pcpu *pc;
+	struct lb_cpubatch *pc;
 	struct bobj *objs = calloc((size_t)nthreads * DEL_BATCH * 4, sizeof(*objs));
 	int t;
 
 	if (!objs || new_lru(&lru, flags, NULL))
 		return -1;
-	lb_lru_pcpu_conf(lru, &pconf);
-	if (lb_pcpu_create(&pc, &pconf))
+	lb_lru_cpubatch_conf(lru, &pconf);
+	if (lb_cpubatch_create(&pc, &pconf))
 		return -1;
 	for (t = 0; t < nthreads; t++) {
 		arg[t] = (struct part2){ lru, pc, rounds,
@@ -291,7 +291,7 @@ static int run_part2(struct row *row, unsigned int flags, unsigned long rounds)
 	}
 	for (t = 0; t < nthreads; t++)
 		pthread_join(th[t], NULL);
-	lb_pcpu_destroy(pc);
+	lb_cpubatch_destroy(pc);
 	fill_row(row, lru, LB_LRU_PATH_ADD);
 	empty_lru(lru);
 	free(objs);

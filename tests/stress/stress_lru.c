@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
  * lb_lru stress (plain pthreads, TAP; runs under TSan and ASan): threads
- * add their own objects through a shared lb_pcpu, and isolate anyone's
+ * add their own objects through a shared lb_cpubatch, and isolate anyone's
  * objects from either list, flip some to the other list, and put them
  * back, releasing some (which hands them back to their owner, who may add
  * them again). Every scan checks that what it finds on the LRU is live.
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 
 #include <lockbatch/lru.h>
-#include <lockbatch/pcpu.h>
+#include <lockbatch/cpubatch.h>
 #include "../common/env.h"
 #include "../common/prng.h"
 #include "../common/tap.h"
@@ -33,7 +33,7 @@ struct sobj {
 
 static struct sobj objs[THREADS][PER_THREAD];
 static struct lb_lru *lru;
-static struct lb_pcpu *pc;
+static struct lb_cpubatch *pc;
 static unsigned long iters;
 static unsigned long bad_scan;	/* atomic */
 
@@ -108,7 +108,7 @@ static int final_check(void)
 	unsigned int t, i, live = 0, once = 1;
 	int l;
 
-	lb_pcpu_drain_all(pc);
+	lb_cpubatch_drain_all(pc);
 	lb_lru_stats(lru, &st);
 	CDS_INIT_LIST_HEAD(&all);
 	for (l = 0; l < LB_LRU_NR_LISTS; l++)
@@ -137,15 +137,15 @@ int main(void)
 	struct lb_lru_conf conf = { .lock_kind = LB_LOCK_SPIN,
 				    .node_offset = offsetof(struct sobj, node),
 				    .ops = &ops };
-	struct lb_pcpu_conf pconf = { .nr_slots = 2, .mode = LB_PCPU_WEIGHTED };
+	struct lb_cpubatch_conf pconf = { .nr_slots = 2, .mode = LB_CPUBATCH_WEIGHTED };
 	pthread_t th[THREADS];
 	unsigned int t;
 
 	iters = lb_stress_iters(200000, 5000000);
 	lb_tap_plan(3);
 	lb_tap_ok(lb_lru_create(&lru, &conf) == 0 &&
-		  lb_lru_pcpu_conf(lru, &pconf) == 0 &&
-		  lb_pcpu_create(&pc, &pconf) == 0, "setup");
+		  lb_lru_cpubatch_conf(lru, &pconf) == 0 &&
+		  lb_cpubatch_create(&pc, &pconf) == 0, "setup");
 	for (t = 0; t < THREADS; t++)
 		pthread_create(&th[t], NULL, worker, (void *)(uintptr_t)t);
 	for (t = 0; t < THREADS; t++)
@@ -153,7 +153,7 @@ int main(void)
 	lb_tap_ok(bad_scan == 0, "every object a scan met was live (%lu not)",
 		  bad_scan);
 	lb_tap_ok(final_check(), "every live object listed exactly once");
-	lb_pcpu_destroy(pc);
+	lb_cpubatch_destroy(pc);
 	lb_lru_destroy(lru);
 	return lb_tap_done();
 }

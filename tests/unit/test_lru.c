@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
  * lb_lru: commit order (splice and per-object), isolate verdicts, putback
- * with release and the post-unlock phase, del, adds through lb_pcpu, path
+ * with release and the post-unlock phase, del, adds through lb_cpubatch, path
  * accounting and every error path.
  */
 #include "config.h"
@@ -129,7 +129,7 @@ Test(lru, bad_arguments_rejected)
 {
 	struct lb_lru *lru = mk(0);
 	struct cds_list_head l;
-	struct lb_pcpu_conf pc = { 0 };
+	struct lb_cpubatch_conf pc = { 0 };
 	struct lb_lru_stats st;
 
 	CDS_INIT_LIST_HEAD(&l);
@@ -146,8 +146,8 @@ Test(lru, bad_arguments_rejected)
 	cr_assert(eq(int, lb_lru_putback(lru, &l, 0x2), -EINVAL));
 	cr_assert(eq(int, lb_lru_putback(NULL, &l, 0), -EINVAL));
 	cr_assert(eq(int, lb_lru_del(lru, NULL, 2), -EINVAL));
-	cr_assert(eq(int, lb_lru_pcpu_conf(lru, NULL), -EINVAL));
-	cr_assert(eq(int, lb_lru_pcpu_conf(NULL, &pc), -EINVAL));
+	cr_assert(eq(int, lb_lru_cpubatch_conf(lru, NULL), -EINVAL));
+	cr_assert(eq(int, lb_lru_cpubatch_conf(NULL, &pc), -EINVAL));
 	cr_assert(eq(int, lb_lru_stats(lru, NULL), -EINVAL));
 	cr_assert(eq(int, lb_lru_add(NULL, lru, &objs[0]), -EINVAL));
 	cr_assert(eq(ptr, lb_lru_lock(NULL), NULL));
@@ -384,23 +384,23 @@ static int fixed_cpu(void *arg)
 	return *(int *)arg;
 }
 
-/* Adds through lb_pcpu: 31 single-unit adds flush one batch, one lock hold. */
-Test(lru, add_through_pcpu_one_hold_per_batch)
+/* Adds through lb_cpubatch: 31 single-unit adds flush one batch, one lock hold. */
+Test(lru, add_through_cpubatch_one_hold_per_batch)
 {
 	struct lb_lru *lru = mk(0);
-	struct lb_pcpu_conf pconf = {
-		.nr_slots = 2, .mode = LB_PCPU_WEIGHTED, .max_weight = 64,
+	struct lb_cpubatch_conf pconf = {
+		.nr_slots = 2, .mode = LB_CPUBATCH_WEIGHTED, .max_weight = 64,
 		.cpu_fn = fixed_cpu,
 	};
-	struct lb_pcpu *pc;
+	struct lb_cpubatch *pc;
 	struct lb_lru_stats st;
 	int cpu = 1, rc;
 	unsigned int i, ids[NOBJ];
 
 	setup_objs();
 	pconf.cpu_arg = &cpu;
-	cr_assert(eq(int, lb_lru_pcpu_conf(lru, &pconf), 0));
-	cr_assert(eq(int, lb_pcpu_create(&pc, &pconf), 0));
+	cr_assert(eq(int, lb_lru_cpubatch_conf(lru, &pconf), 0));
+	cr_assert(eq(int, lb_cpubatch_create(&pc, &pconf), 0));
 	for (i = 0; i < 31; i++) {
 		lb_lru_node_init(&objs[i].node, 1);
 		rc = lb_lru_add(pc, lru, &objs[i]);
@@ -411,7 +411,7 @@ Test(lru, add_through_pcpu_one_hold_per_batch)
 	lb_lru_stats(lru, &st);
 	cr_assert(eq(u64, st.path[LB_LRU_PATH_ADD].acquisitions, 1));
 	cr_assert(eq(u64, st.nr[LB_LRU_INACTIVE], 31));
-	cr_assert(eq(int, lb_pcpu_destroy(pc), 0));
+	cr_assert(eq(int, lb_cpubatch_destroy(pc), 0));
 	lb_lru_stats(lru, &st);
 	cr_assert(eq(u64, st.errors, 1), "objs[3] committed twice is misuse");
 	cr_assert(eq(u32, take_all(lru, LB_LRU_INACTIVE, ids), 31));
