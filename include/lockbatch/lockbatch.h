@@ -15,5 +15,7 @@
 #include <lockbatch/cpubatch.h>
 #include <lockbatch/pcp.h>
 #include <lockbatch/freelist.h>
+#include <lockbatch/lru.h>
+#include <lockbatch/refbits.h>
 
 #endif /* LOCKBATCH_LOCKBATCH_H */
