@@ -105,10 +105,13 @@ static int probe(void)
 	       be.alloc_bulk(be.ctx, 0, &o, 1) == 1 &&
 	       lb_freelist_owns(fl, o) == 1 && lb_freelist_destroy(fl) == 0 &&
 	       LB_FREELIST_MIN_OBJ_SIZE >= sizeof(void *);
+}
 #elif LB_HDR == LB_HDR_REFBITS
 #include <lockbatch/refbits.h>
 #include <lockbatch/refbits.h>
 #define NAME "lockbatch/refbits.h"
+static int probe(void)
+{
 	struct lb_refbits rb = LB_REFBITS_INIT(16);
 
 	return lb_refbits_mark(&rb, 3) == 0 &&
@@ -119,6 +122,8 @@ static int probe(void)
 #include <lockbatch/lru.h>
 #include <lockbatch/lru.h>
 #define NAME "lockbatch/lru.h"
+static int probe(void)
+{
 	struct lb_lru_conf conf = { .lock_kind = LB_LOCK_SPIN };
 	struct lb_lru *lru;
 
