@@ -3,7 +3,8 @@
  * pcp-replay: replay a page-allocation trace through lb_pcp with each
  * tuner and compare back-end trips and idle cached units.
  *
- *   pcp-replay [--json] [--tuners a,b] [--name NAME] TRACE...
+ *   pcp-replay [--json] [--compare] [--cold] [--tuners a,b] [--name NAME]
+ *              TRACE...
  *   pcp-replay --smoke
  *
  * TRACE is a file in the format of tests/data/README.md ("-" for stdin; a
@@ -12,8 +13,15 @@
  * idle cached units (total count sampled at every tick), the decay holds,
  * ratios against LINUX, refills served by a peer slot (ADAPTIVE; no
  * back-end trip, one remote slot trylock), and the idle ratio against
- * LINUX sampled every 4096 events instead of at ticks (idle-ev/lx). A recorded trace also carries the kernel's own
- * zone->lock holds, printed next to the LINUX replay.
+ * LINUX sampled every 4096 events instead of at ticks (idle-ev/lx).
+ *
+ * A recorded trace also carries the kernel's own zone->lock holds: every
+ * tuner is compared with them (/kernel; refills and drains apart), and
+ * the faithful model of the kernel's pagesets (pcp-replay-model.c) runs
+ * the LINUX_618 and LINUX rules (m:TUNER rows). --compare adds the model's
+ * hold-by-hold comparison with the recording. A recorded trace starts
+ * every slot with what its CPU's pageset held (the "@start" counts);
+ * --cold starts them empty.
  *
  * PCP_REPLAY_TRACE_TICKS=1 in the environment prints every slot's count,
  * high, alloc_factor and free_count at every tick on stderr.
@@ -453,6 +461,24 @@ static void warm_up(const struct trace *tr, struct lb_pcp *p, struct pool *pl,
 
 static bool cold;
 
+/* The replay's figures: the end statistics less the warm-up's. */
+static void fill_result(struct result *r, const struct lb_pcp_stats *st,
+			const struct lb_pcp_stats *base)
+{
+	const struct lb_pcp_slot_stats *t = &st->total, *b = &base->total;
+
+	r->trips = st->backend_locks - base->backend_locks;
+	r->refills = t->refills - b->refills;
+	r->flushes = t->flushes - b->flushes;
+	r->decay_drains = t->decay_drains - b->decay_drains;
+	r->drains = t->drains - b->drains;
+	r->steals = t->steals - b->steals;
+	r->moved = t->refill_units + t->flush_units + t->decay_units +
+		   t->drain_units - (b->refill_units + b->flush_units +
+				     b->decay_units + b->drain_units);
+	r->start_units = b->count;
+}
+
 /*
  * One lb_pcp replay, from the recorded start unless --cold. Per-CPU ticks
  * ("t CPU") decay every slot once per period: lb_pcp has one decay for
@@ -513,17 +539,7 @@ static int replay(const struct trace *tr, enum lb_pcp_tuner t,
 			trace_ticks(tr, p, t, ticks);
 	}
 	lb_pcp_stats(p, &st, NULL, 0);
-	r->trips = st.backend_locks - base.backend_locks;
-	r->refills = st.total.refills - base.total.refills;
-	r->flushes = st.total.flushes - base.total.flushes;
-	r->decay_drains = st.total.decay_drains - base.total.decay_drains;
-	r->drains = st.total.drains - base.total.drains;
-	r->steals = st.total.steals - base.total.steals;
-	r->moved = st.total.refill_units + st.total.flush_units +
-		   st.total.decay_units + st.total.drain_units -
-		   (base.total.refill_units + base.total.flush_units +
-		    base.total.decay_units + base.total.drain_units);
-	r->start_units = base.total.count;
+	fill_result(r, &st, &base);
 	r->mean_idle = ticks ? idle_sum / (double)ticks : 0;
 	r->mean_idle_ev = samples ? ev_sum / (double)samples : 0;
 	lb_pcp_destroy(p);
@@ -559,19 +575,19 @@ static long k_drains(const struct trace *tr)
 }
 
 /* One tuner's figures, in the table's or the JSON's format. */
-#define ROW_TABLE "%s%-10s %9llu %7.3f %7.3f %8llu %7.3f %8llu %7.3f %7llu %12llu %10.1f %10lld %8.3f %7llu %8.3f\n"
+#define ROW_TABLE "%s%-10s %9llu %7.3f %7s %8llu %7s %8llu %7s %7llu %12llu %10.1f %10lld %8.3f %7llu %8.3f\n"
 #define ROW_JSON "%s{\"tuner\":\"%s\",\"trips\":%llu,\"trips_vs_linux\":%.4f," \
 	"\"trips_vs_kernel\":%.4f,\"refills\":%llu,\"refills_vs_kernel\":%.4f," \
 	"\"drains\":%llu,\"drains_vs_kernel\":%.4f,\"decay_drains\":%llu," \
 	"\"units_moved\":%llu,\"mean_idle\":%.1f,\"peak_idle\":%lld," \
 	"\"idle_vs_linux\":%.4f,\"peer_refills\":%llu,\"idle_ev_vs_linux\":%.4f}"
 
-static void print_row(const struct trace *tr, const struct result *r,
-		      const struct result *lx, bool json, const char *sep)
+static void print_row_json(const struct trace *tr, const struct result *r,
+			   const struct result *lx, const char *sep)
 {
 	uint64_t drains = r->flushes + r->decay_drains + r->drains;
 
-	printf(json ? ROW_JSON : ROW_TABLE, sep, lb_pcp_tuner_name(r->t),
+	printf(ROW_JSON, sep, lb_pcp_tuner_name(r->t),
 	       (unsigned long long)r->trips,
 	       lx ? ratio((double)r->trips, (double)lx->trips) : 0,
 	       ratio((double)r->trips, (double)k_total(tr)),
@@ -579,6 +595,43 @@ static void print_row(const struct trace *tr, const struct result *r,
 	       ratio((double)r->refills, (double)tr->k_holds[HOLD_REFILL]),
 	       (unsigned long long)drains,
 	       ratio((double)drains, (double)k_drains(tr)),
+	       (unsigned long long)r->decay_drains,
+	       (unsigned long long)r->moved, r->mean_idle,
+	       (long long)r->peak_idle,
+	       lx ? ratio(r->mean_idle, lx->mean_idle) : 0,
+	       (unsigned long long)r->steals,
+	       lx ? ratio(r->mean_idle_ev, lx->mean_idle_ev) : 0);
+}
+
+/* A ratio against the kernel's holds, "-" for a trace without them. */
+static const char *kratio(char *buf, const struct trace *tr, double a,
+			  double k)
+{
+	if (!tr->has_kernel)
+		return "-";
+	snprintf(buf, 16, "%.3f", ratio(a, k));
+	return buf;
+}
+
+static void print_row(const struct trace *tr, const struct result *r,
+		      const struct result *lx, bool json, const char *sep)
+{
+	uint64_t drains = r->flushes + r->decay_drains + r->drains;
+	char k[3][16];
+
+	if (json) {
+		print_row_json(tr, r, lx, sep);
+		return;
+	}
+	printf(ROW_TABLE, sep, lb_pcp_tuner_name(r->t),
+	       (unsigned long long)r->trips,
+	       lx ? ratio((double)r->trips, (double)lx->trips) : 0,
+	       kratio(k[0], tr, (double)r->trips, (double)k_total(tr)),
+	       (unsigned long long)r->refills,
+	       kratio(k[1], tr, (double)r->refills,
+		      (double)tr->k_holds[HOLD_REFILL]),
+	       (unsigned long long)drains,
+	       kratio(k[2], tr, (double)drains, (double)k_drains(tr)),
 	       (unsigned long long)r->decay_drains,
 	       (unsigned long long)r->moved, r->mean_idle,
 	       (long long)r->peak_idle,
@@ -595,17 +648,17 @@ static void print_model_row(const struct trace *tr, const struct model_result *m
 	uint64_t runs = h->runs[HOLD_REFILL] + h->runs[HOLD_DRAIN] +
 			h->runs[HOLD_DECAY];
 	uint64_t drains = h->runs[HOLD_DRAIN] + h->runs[HOLD_DECAY];
-	char name[32];
+	char name[32], k[3][16];
 
 	snprintf(name, sizeof(name), "m:%s", lb_pcp_tuner_name(m->t));
 	printf(ROW_TABLE, "", name, (unsigned long long)runs,
 	       lx ? ratio((double)runs, (double)lx->trips) : 0,
-	       ratio((double)runs, (double)k_total(tr)),
+	       kratio(k[0], tr, (double)runs, (double)k_total(tr)),
 	       (unsigned long long)h->runs[HOLD_REFILL],
-	       ratio((double)h->runs[HOLD_REFILL],
-		     (double)tr->k_holds[HOLD_REFILL]),
+	       kratio(k[1], tr, (double)h->runs[HOLD_REFILL],
+		      (double)tr->k_holds[HOLD_REFILL]),
 	       (unsigned long long)drains,
-	       ratio((double)drains, (double)k_drains(tr)),
+	       kratio(k[2], tr, (double)drains, (double)k_drains(tr)),
 	       (unsigned long long)h->runs[HOLD_DECAY],
 	       (unsigned long long)(h->units[HOLD_REFILL] +
 				    h->units[HOLD_DRAIN] + h->units[HOLD_DECAY]),
@@ -711,6 +764,29 @@ static void print_table(const struct trace *tr, const struct result *r, int n)
 	putchar('\n');
 }
 
+/* The faithful model's holds (runs) and idle units, for the JSON. */
+static void print_model_json(const struct trace *tr)
+{
+	struct model_result m;
+	const struct hold_stats *h = &m.hs;
+
+	if (model_replay(tr, LB_PCP_TUNE_LINUX_618, !cold, &m))
+		die_oom();
+	printf(",\"faithful\":{\"tuner\":\"%s\",\"refill_holds\":%llu,"
+	       "\"drain_holds\":%llu,\"decay_holds\":%llu,"
+	       "\"refills_vs_kernel\":%.4f,\"drains_vs_kernel\":%.4f,"
+	       "\"mean_idle\":%.1f,\"start_units\":%lld}",
+	       lb_pcp_tuner_name(m.t), (unsigned long long)h->runs[HOLD_REFILL],
+	       (unsigned long long)h->runs[HOLD_DRAIN],
+	       (unsigned long long)h->runs[HOLD_DECAY],
+	       ratio((double)h->runs[HOLD_REFILL],
+		     (double)tr->k_holds[HOLD_REFILL]),
+	       ratio((double)(h->runs[HOLD_DRAIN] + h->runs[HOLD_DECAY]),
+		     (double)k_drains(tr)),
+	       m.mean_idle, (long long)m.start_units);
+	model_result_fini(&m);
+}
+
 static void print_json(const struct trace *tr, const struct result *r, int n,
 		       int first)
 {
@@ -724,13 +800,15 @@ static void print_json(const struct trace *tr, const struct result *r, int n,
 	for (i = 0; i < n; i++)
 		print_row(tr, &r[i], lx, true, i ? "," : "");
 	printf("]");
-	if (tr->has_kernel)
+	if (tr->has_kernel) {
 		printf(",\"kernel\":{\"refill_holds\":%ld,\"refill_units\":%ld,"
 		       "\"drain_holds\":%ld,\"drain_units\":%ld,"
 		       "\"decay_holds\":%ld,\"decay_units\":%ld}",
 		       tr->k_holds[HOLD_REFILL], tr->k_units[HOLD_REFILL],
 		       tr->k_holds[HOLD_DRAIN], tr->k_units[HOLD_DRAIN],
 		       tr->k_holds[HOLD_DECAY], tr->k_units[HOLD_DECAY]);
+		print_model_json(tr);
+	}
 	printf("}");
 }
 
