@@ -57,9 +57,11 @@ static inline void lbi_tune_alloc_done(enum lb_pcp_tuner t,
 /*
  * nr_pcp_alloc(), mm/page_alloc.c (6.12), for orders whose list is empty.
  * @grow: what high grows by; negative for LINUX's rule (the refill size).
+ * @zone_flags: honour LB_PCP_ZONE_BELOW_HIGH (LINUX_618).
  */
 static inline int lbi_tune_refill_linux(struct lb_pcp_tune_state *s,
-					unsigned int order, int grow)
+					unsigned int order, int grow,
+					bool zone_flags)
 {
 	int base = s->batch, high, batch, max_nr_alloc;
 
@@ -67,8 +69,12 @@ static inline int lbi_tune_refill_linux(struct lb_pcp_tune_state *s,
 	if (high < base)
 		return 1;
 	batch = order ? base : base << s->alloc_factor;
-	/* "If we had larger pcp->high, we could avoid to allocate from zone." */
-	if (s->high_min != s->high_max)
+	/*
+	 * "If we had larger pcp->high, we could avoid to allocate from zone."
+	 * Not while the zone is below its high watermark (LINUX_618).
+	 */
+	if (s->high_min != s->high_max &&
+	    !(zone_flags && (s->flags & LB_PCP_ZONE_BELOW_HIGH)))
 		high = s->high = lbi_min(high + (grow < 0 ? batch : grow),
 					 s->high_max);
 	if (!order) {
@@ -101,9 +107,10 @@ static inline int lbi_tune_refill(enum lb_pcp_tuner t,
 		 * grow_factor, so bigger refills do not inflate it.
 		 */
 		return lbi_tune_refill_linux(s, order, order ? s->batch :
-					     s->batch << s->grow_factor);
+					     s->batch << s->grow_factor, false);
 	default:
-		return lbi_tune_refill_linux(s, order, -1);
+		return lbi_tune_refill_linux(s, order, -1,
+					     t == LB_PCP_TUNE_LINUX_618);
 	}
 }
 

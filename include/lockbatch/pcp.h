@@ -160,9 +160,10 @@
  *	``batch + high_min / 2``, not ``batch``. nr_pcp_alloc(),
  *	nr_pcp_high(), nr_pcp_free() and decay_pcp_high() are unchanged
  *	(decay frees in chunks of ``batch``, as every tuner here does). With
- *	%LB_PCP_ZONE_BELOW_HIGH set in its state, nr_pcp_high()'s
- *	ZONE_BELOW_HIGH branch: each free lowers high by
- *	``max(free_count, batch)`` and flushes once count reaches high_min.
+ *	%LB_PCP_ZONE_BELOW_HIGH set in its state, the ZONE_BELOW_HIGH
+ *	branches of nr_pcp_high() and nr_pcp_alloc(): each free lowers high
+ *	by ``max(free_count, batch)`` and flushes once count reaches
+ *	high_min; a refill does not raise high.
  * @LB_PCP_TUNE_NR: Number of tuners.
  */
 enum lb_pcp_tuner {

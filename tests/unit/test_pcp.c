@@ -472,6 +472,13 @@ Test(pcp, linux618_free_high_threshold_and_below_high)
 	cr_assert(eq(int, n.high, 10000 - 63));
 	n.count = 600;	/* below high_min: nothing to flush */
 	cr_assert(eq(int, lb_pcp_tune_free(LB_PCP_TUNE_LINUX_618, &n, 0), 0));
+	/* A refill below the watermark does not raise high; 6.12's does. */
+	n.high = l.high = 5000;
+	n.count = l.count = 0;
+	lb_pcp_tune_refill(LB_PCP_TUNE_LINUX_618, &n, 0);
+	lb_pcp_tune_refill(LB_PCP_TUNE_LINUX, &l, 0);
+	cr_assert(eq(int, n.high, 5000));
+	cr_assert(gt(int, l.high, 5000));
 }
 
 /* ADAPTIVE refills from a peer's surplus before the back-end. */
