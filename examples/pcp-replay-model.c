@@ -150,14 +150,15 @@ static int bulk_free(struct km_cpu *c, int count, int pi, unsigned int mo)
  * when that is nothing). A trace without the lists gets the count spread
  * in proportion to the units it frees into each list.
  */
-static void spread(int *list, const bool *open, int rest, unsigned int mo)
+static void spread(int *list, const uint64_t *weight, const bool *open,
+		   int rest, unsigned int mo)
 {
 	uint64_t sum = 0, nr = 0;
 	int pi;
 
 	for (pi = 0; pi < NR_LISTS; pi++)
 		if (open[pi]) {
-			sum += (uint64_t)list[pi] << pindex_order(pi, mo);
+			sum += weight[pi] << pindex_order(pi, mo);
 			nr++;
 		}
 	for (pi = 0; pi < NR_LISTS && rest > 0 && nr; pi++) {
@@ -166,7 +167,7 @@ static void spread(int *list, const bool *open, int rest, unsigned int mo)
 
 		if (!open[pi])
 			continue;
-		share = sum ? (double)((uint64_t)list[pi] << o) / (double)sum :
+		share = sum ? (double)(weight[pi] << o) / (double)sum :
 			      1.0 / (double)nr;
 		list[pi] += (int)((double)rest * share) >> o;
 	}
@@ -174,30 +175,26 @@ static void spread(int *list, const bool *open, int rest, unsigned int mo)
 
 static void warm_lists(const struct trace *tr, unsigned int c, int *list)
 {
+	uint64_t weight[NR_LISTS];
 	bool open[NR_LISTS];
 	int pi, known = 0;
+	size_t i;
 
 	for (pi = 0; pi < NR_LISTS; pi++) {
-		list[pi] = tr->start_list[c][pi];
-		open[pi] = tr->has_lists ? tr->start_open[c][pi] : false;
+		list[pi] = tr->has_lists ? tr->start_list[c][pi] : 0;
+		weight[pi] = (uint64_t)list[pi];
+		open[pi] = tr->has_lists && tr->start_open[c][pi];
 		known += list[pi] << pindex_order(pi, tr->max_order);
 	}
-	if (!tr->has_lists) {
-		size_t i;
+	for (i = 0; !tr->has_lists && i < tr->nr; i++) {
+		const struct ev *e = &tr->ev[i];
 
-		for (i = 0; i < tr->nr; i++) {
-			const struct ev *e = &tr->ev[i];
-
-			if (e->op == EV_FREE && e->cpu == c) {
-				list[pindex(e->order, e->mt)] += 1;
-				open[pindex(e->order, e->mt)] = true;
-			}
+		if (e->op == EV_FREE && e->cpu == c) {
+			weight[pindex(e->order, e->mt)]++;
+			open[pindex(e->order, e->mt)] = true;
 		}
-		known = 0;
-		for (pi = 0; pi < NR_LISTS; pi++)
-			list[pi] = 0;
 	}
-	spread(list, open, tr->start_count[c] - known, tr->max_order);
+	spread(list, weight, open, tr->start_count[c] - known, tr->max_order);
 }
 
 static void warm_start(struct km_cpu *cpus, const struct trace *tr,
