@@ -641,7 +641,8 @@ static void print_row(const struct trace *tr, const struct result *r,
 }
 
 /* The faithful model's rows: holds as the recording counts them. */
-static void print_model_row(const struct trace *tr, const struct model_result *m,
+static void print_model_row(const struct trace *tr,
+			    const struct model_result *m,
 			    const struct result *lx)
 {
 	const struct hold_stats *h = &m->hs;
