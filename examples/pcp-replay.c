@@ -879,7 +879,14 @@ static int run_trace(struct trace *tr, const enum lb_pcp_tuner *tuners,
 	return 0;
 }
 
-int main(int argc, char **argv)
+struct args {
+	enum lb_pcp_tuner tuners[LB_PCP_TUNE_NR];
+	int nt, json, smoke;
+	const char *name;
+};
+
+/* Options into @a; -1 to go on, else the exit code. */
+static int parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -891,30 +898,25 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	enum lb_pcp_tuner tuners[LB_PCP_TUNE_NR] = {
-		LB_PCP_TUNE_FIXED, LB_PCP_TUNE_LINUX, LB_PCP_TUNE_COUNT_MIN,
-		LB_PCP_TUNE_ADAPTIVE, LB_PCP_TUNE_LINUX_618,
-	};
-	int nt = LB_PCP_TUNE_NR, json = 0, smoke = 0, c, k, err;
-	const char *name = NULL;
+	int c;
 
-	while ((c = getopt_long(argc, argv, "jst:n:ch", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jst:n:cCh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
-			json = 1;
+			a->json = 1;
 			break;
 		case 's':
-			smoke = 1;
+			a->smoke = 1;
 			break;
 		case 't':
-			nt = parse_tuners(optarg, tuners);
-			if (nt <= 0) {
+			a->nt = parse_tuners(optarg, a->tuners);
+			if (a->nt <= 0) {
 				fprintf(stderr, "pcp-replay: bad --tuners\n");
 				return 2;
 			}
 			break;
 		case 'n':
-			name = optarg;
+			a->name = optarg;
 			break;
 		case 'c':
 			compare = true;
@@ -924,20 +926,36 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr, "usage: pcp-replay [--json] [--compare] "
-				"[--tuners a,b] [--name NAME] TRACE... | --smoke\n");
+				"[--cold] [--tuners a,b] [--name NAME] TRACE... | "
+				"--smoke\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
-	if (!smoke && optind >= argc) {
+	if (!a->smoke && optind >= argc) {
 		fprintf(stderr, "pcp-replay: no trace given\n");
 		return 2;
 	}
-	if (json)
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a = {
+		.tuners = { LB_PCP_TUNE_FIXED, LB_PCP_TUNE_LINUX,
+			    LB_PCP_TUNE_COUNT_MIN, LB_PCP_TUNE_ADAPTIVE,
+			    LB_PCP_TUNE_LINUX_618 },
+		.nt = LB_PCP_TUNE_NR,
+	};
+	int k, err = parse_args(argc, argv, &a);
+
+	if (err >= 0)
+		return err;
+	if (a.json)
 		printf("[");
-	for (k = 0; smoke ? k < 1 : optind + k < argc; k++) {
+	for (k = 0; a.smoke ? k < 1 : optind + k < argc; k++) {
 		struct trace tr;
 
-		if (smoke) {
+		if (a.smoke) {
 			smoke_trace(&tr);
 		} else {
 			err = load(&tr, argv[optind + k]);
@@ -946,13 +964,13 @@ int main(int argc, char **argv)
 					argv[optind + k], strerror(-err));
 				return 1;
 			}
-			if (name && argc - optind == 1)
-				tr.name = name;
+			if (a.name && argc - optind == 1)
+				tr.name = a.name;
 		}
-		if (run_trace(&tr, tuners, nt, json, k == 0))
+		if (run_trace(&tr, a.tuners, a.nt, a.json, k == 0))
 			return 1;
 	}
-	if (json)
+	if (a.json)
 		printf("]\n");
 	return 0;
 }
