@@ -21,8 +21,22 @@
  * NTHR threads share NSLOTS CPUs (one slot per CPU). Thread t owns object t
  * and is the only one that adds, drains or settles it, as a user owns the
  * objects it passes in; every thread may drain_all, disable and enable, and
- * those passes touch everybody's slots. Each thread performs NOPS operations
- * chosen nondeterministically and picks its CPU anew for each one (migration).
+ * those passes touch everybody's slots. Threads 0 .. NLONG - 1 perform NOPS
+ * operations, the others one, each chosen nondeterministically, on a CPU
+ * picked anew for each (migration). A batch holds MAXNR = 2 entries. The
+ * default bounds (3 threads, 2 slots, 2 + 1 + 1 operations) are what an
+ * exhaustive search finishes in about a minute on the CI machine.
+ *
+ * Three choices of the rseq design are fixed by this model (each has a
+ * negative control below):
+ *   - remote access sets the stop flag only under the slot lock, and clears
+ *     it before unlocking (a flag set before the lock is cleared by the
+ *     first of two remotes while the second works: STOP_BEFORE_LOCK);
+ *   - a drain pass may skip the fence of an empty slot, disable's may not
+ *     (SKIP_EMPTY_FENCE);
+ *   - drain_obj waits, under the drain mutex, for every slot with a flush
+ *     in flight by flipping its epoch, not only for the node's home slot
+ *     (DO_HOMEONLY).
  *
  * Ghost state, used only by the assertions:
  *   cached[o]   slot + 1 whose batch holds o (0: none)
@@ -39,7 +53,7 @@
  *   P5 after disable returns, no add leaves an object cached until enable;
  *   P6 no deadlock: every thread terminates (invalid end state otherwise).
  *
- * Variants (spin -D...), each a negative control that must fail:
+ * Variants (spin -D...); all but NORSEQ are negative controls that must fail:
  *   NOSTOP          the rseq section does not check the stop flag
  *   NOFENCE         remote access sets the stop flag but does not fence
  *   STOP_BEFORE_LOCK  stop is set before the slot lock is taken, so a
