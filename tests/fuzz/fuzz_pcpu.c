@@ -231,22 +231,15 @@ static int settle_want(const struct finst *f, const struct fobj *o, long exp)
 	return LB_BUSY;
 }
 
-static void one_op(struct fz_in *in)
+/* Drains and settle of instance @i; @nested: nested_adds before the call. */
+static void op_drain(unsigned int op, unsigned int i, struct fobj *o,
+		     struct fz_in *in, unsigned long nested)
 {
-	unsigned int op = fz_below(in, 16), i = fz_below(in, NI);
-	unsigned long nested = nested_adds;
 	struct finst *f = &fi[i];
-	struct fobj *o = &f->objs[fz_below(in, NO)];
+	unsigned int k;
 	int rc, want;
 
 	switch (op) {
-	case 0: {	/* the CPU id moves, to anything */
-		static const int ids[] = { 0, 1, 2, 3, -1, -2, 4, 7, 1000,
-					   INT_MAX, INT_MIN };
-
-		g_cpu = ids[fz_below(in, sizeof(ids) / sizeof(ids[0]))];
-		break;
-	}
 	case 1:
 		want = o->state == CACHED;
 		rc = lb_pcpu_drain_obj(f->pc, &o->node);
@@ -264,7 +257,7 @@ static void one_op(struct fz_in *in)
 	}
 	case 3: {
 		struct lb_node *nodes[6];
-		unsigned int k, cnt = fz_below(in, 7);
+		unsigned int cnt = fz_below(in, 7);
 
 		for (k = 0; k < cnt; k++)
 			nodes[k] = &f->objs[fz_below(in, NO)].node;
@@ -288,10 +281,7 @@ static void one_op(struct fz_in *in)
 	case 5:
 		FZ_CHECK(lb_pcpu_drain_local(f->pc) >= 0, "drain_local");
 		break;
-	case 6:
-	case 7: {
-		unsigned int k;
-
+	default:
 		rc = op == 6 ? lb_pcpu_drain_all(f->pc) :
 			       lb_pcpu_drain_all_forced(f->pc);
 		FZ_CHECK(rc >= 0, "drain_all: %d", rc);
@@ -299,12 +289,23 @@ static void one_op(struct fz_in *in)
 			FZ_CHECK(!QUIET || f->objs[k].state == OUT, "drain_all left %u", k);
 		break;
 	}
+}
+
+/* Disable, enable, destroy + create of instance @i. */
+static void op_state(unsigned int op, unsigned int i, struct fz_in *in,
+		     unsigned long nested)
+{
+	struct finst *f = &fi[i];
+	unsigned int k;
+	int rc, want;
+
+	switch (op) {
 	case 8:
 		if (f->disabled >= 3)
 			break;
 		FZ_CHECK(lb_pcpu_disable(f->pc) == 0, "disable");
 		f->disabled++;
-		for (unsigned int k = 0; k < NO; k++)
+		for (k = 0; k < NO; k++)
 			FZ_CHECK(!QUIET || f->objs[k].state == OUT, "disable left %u", k);
 		break;
 	case 9:
@@ -314,9 +315,7 @@ static void one_op(struct fz_in *in)
 		if (f->disabled)
 			f->disabled--;
 		break;
-	case 10: {	/* destroy commits everything; a fresh one replaces it */
-		unsigned int k;
-
+	default:	/* destroy commits everything; a fresh one replaces it */
 		destroying = 1;
 		rc = lb_pcpu_destroy(f->pc);
 		destroying = 0;
@@ -327,18 +326,30 @@ static void one_op(struct fz_in *in)
 		create(i, in);
 		break;
 	}
-	case 11:
-		FZ_CHECK(lb_pcpu_add(f->pc, o, &o->node, 0) == -EINVAL, "weight 0");
-		FZ_CHECK(lb_pcpu_add(f->pc, o, &o->node,
-				     LB_WBATCH_WEIGHT_MAX + 1) == -EINVAL, "weight max");
-		break;
-	default: {
-		uint32_t w = fz_below(in, 8) ? 1 + fz_below(in, 8) :
-					       1 + fz_below(in, 200);
+}
 
+static void one_op(struct fz_in *in)
+{
+	static const int ids[] = { 0, 1, 2, 3, -1, -2, 4, 7, 1000, INT_MAX,
+				   INT_MIN };
+	unsigned int op = fz_below(in, 16), i = fz_below(in, NI);
+	unsigned long nested = nested_adds;
+	struct fobj *o = &fi[i].objs[fz_below(in, NO)];
+	uint32_t w;
+
+	if (op == 0) {		/* the CPU id moves, to anything */
+		g_cpu = ids[fz_below(in, sizeof(ids) / sizeof(ids[0]))];
+	} else if (op <= 7) {
+		op_drain(op, i, o, in, nested);
+	} else if (op <= 10) {
+		op_state(op, i, in, nested);
+	} else if (op == 11) {
+		FZ_CHECK(lb_pcpu_add(fi[i].pc, o, &o->node, 0) == -EINVAL, "weight 0");
+		FZ_CHECK(lb_pcpu_add(fi[i].pc, o, &o->node,
+				     LB_WBATCH_WEIGHT_MAX + 1) == -EINVAL, "weight max");
+	} else {
+		w = fz_below(in, 8) ? 1 + fz_below(in, 8) : 1 + fz_below(in, 200);
 		do_add(i, o->id, w);
-		break;
-	}
 	}
 	for (i = 0; i < NI; i++)
 		check_inst(i);
