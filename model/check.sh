@@ -18,13 +18,14 @@ cd "$work" || exit 1
 fail=0
 
 # pan: -m depth bound; COLLAPSE compresses states; MEMLIM in MB.
+# PAN_CFLAGS / PAN_FLAGS switch a run to bitstate.
 pan() {
 	name=$1; shift
 	rm -f pan pan.c drain.pml.trail
 	spin "$@" -a drain.pml >spin.log 2>&1 || { cat spin.log; return 2; }
-	$cc -O2 -DCOLLAPSE -DMEMLIM=1500 -o pan pan.c 2>cc.log ||
+	$cc -O2 ${PAN_CFLAGS:--DCOLLAPSE} -DMEMLIM=1500 -o pan pan.c 2>cc.log ||
 		{ cat cc.log; return 2; }
-	timeout "$limit" ./pan -m200000 >"$name.out" 2>&1
+	timeout "$limit" ./pan -m200000 ${PAN_FLAGS:-} >"$name.out" 2>&1
 	rc=$?
 	test $rc -eq 124 && { echo "$name: over ${limit}s"; return 2; }
 	grep -q "reached -DMEMLIM" "$name.out" && { echo "$name: out of memory"; return 2; }
@@ -57,6 +58,23 @@ if pan main; then
 	fi
 else
 	fail=1
+fi
+
+# LB_MODEL_DEEP=1: two threads with two operations each, bitstate (128 MB,
+# about 90 million states, 2.5 minutes): a wider sweep, not exhaustive.
+if test "${LB_MODEL_DEEP:-0}" = 1; then
+	echo "== drain.pml: 3 threads x 2 slots, 2 + 2 + 1 operations, bitstate"
+	if PAN_CFLAGS=-DBITSTATE PAN_FLAGS=-w30 pan deep -DNLONG=2; then
+		grep -E "errors:|states, stored|hash factor|elapsed time" deep.out | sed 's/^/   /'
+		if grep -q "errors: 0" deep.out; then
+			echo "PASS drain.pml (bitstate): no violation found"
+		else
+			echo "FAIL drain.pml (bitstate): $(violated deep)"
+			fail=1
+		fi
+	else
+		fail=1
+	fi
 fi
 
 # Negative controls: each must be caught.
