@@ -241,14 +241,11 @@ static void op_decay(struct lb_pcp *p, struct fz_in *in,
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* Fresh state, a pool of 8..307 objects per order and a cache over it. */
+static int make_cache(struct fz_in *in, struct lb_pcp_conf *c,
+		      struct lb_pcp **p)
 {
 	static const int batches[] = { 1, 2, 3, 7, 8, 31, 63 };
-	struct fz_in in = { data, size };
-	struct lb_pcp_conf c;
-	struct lb_pcp *p;
-	int debug, double_free = fz_option("LB_FUZZ_DOUBLE_FREE");
-	unsigned int nr_slots, i;
 
 	memset(&env, 0, sizeof(env));
 	memset(is_live, 0, sizeof(is_live));
@@ -258,23 +255,37 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	broken = 0;
 	nr_live = 0;
 	live_units = 0;
-	if (tb_init(&b, 4, 8 + fz_below(&in, 300)))
+	if (tb_init(&b, 4, 8 + fz_below(in, 300)))
 		abort();
-	tb_conf(&c, &b, &env, (enum lb_pcp_tuner)fz_below(&in, LB_PCP_TUNE_NR),
-		batches[fz_below(&in, 7)], 0, 0);
-	c.high_min = c.batch * (int)fz_below(&in, 9);
-	if (!fz_below(&in, 5))
-		c.high_min = (int)fz_below(&in, 3u * (unsigned int)c.batch + 1);
-	c.high_max = fz_below(&in, 6) ? c.high_min + c.batch * (int)fz_below(&in, 64) :
-					c.high_min;
-	c.nr_slots = nr_slots = 1 + fz_below(&in, NS);
-	c.flags = fz_below(&in, 4);
-	debug = !!(c.flags & LB_PCP_F_DEBUG);
-	c.backend.alloc_bulk = watch_alloc_bulk;
-	if (lb_pcp_create(&p, &c)) {
+	tb_conf(c, &b, &env, (enum lb_pcp_tuner)fz_below(in, LB_PCP_TUNE_NR),
+		batches[fz_below(in, 7)], 0, 0);
+	c->high_min = c->batch * (int)fz_below(in, 9);
+	if (!fz_below(in, 5))
+		c->high_min = (int)fz_below(in, 3u * (unsigned int)c->batch + 1);
+	c->high_max = fz_below(in, 6) ?
+		      c->high_min + c->batch * (int)fz_below(in, 64) : c->high_min;
+	c->nr_slots = 1 + fz_below(in, NS);
+	c->flags = fz_below(in, 4);
+	c->backend.alloc_bulk = watch_alloc_bulk;
+	if (lb_pcp_create(p, c)) {
 		tb_fini(&b);	/* a configuration create refuses */
-		return 0;
+		return -1;
 	}
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct fz_in in = { data, size };
+	struct lb_pcp_conf c;
+	struct lb_pcp *p;
+	int debug, double_free = fz_option("LB_FUZZ_DOUBLE_FREE");
+	unsigned int nr_slots, i;
+
+	if (make_cache(&in, &c, &p))
+		return 0;
+	nr_slots = c.nr_slots;
+	debug = !!(c.flags & LB_PCP_F_DEBUG);
 	ref_init(&c);
 	exact = models_kernel(c.tuner);
 	memset(used, 0, sizeof(used));
