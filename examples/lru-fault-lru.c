@@ -3,7 +3,7 @@
  * The LRU back-end of lru-fault: one list behind one lb_lock, entered by
  * two paths that must be told apart in the lock statistics:
  *
- * - add: lb_pcpu flushes committing batches of added objects
+ * - add: lb_cpubatch flushes committing batches of added objects
  *   (folio_batch_move_lru() -> lru_add());
  * - release: unmapping threads taking objects off the list in batches of
  *   up to 31 (folios_put_refs() -> __page_cache_release()).
@@ -92,7 +92,7 @@ static void commit_locked(struct lf_lru *lru, void *const *objs,
 	}
 }
 
-/* The add path outside lb_pcpu: limit mode, one object at a time. */
+/* The add path outside lb_cpubatch: limit mode, one object at a time. */
 void lf_lru_commit(struct lf_lru *lru, void *const *objs, unsigned int n)
 {
 	lru_lock(lru, LF_PATH_ADD);

@@ -39,7 +39,7 @@ struct lf_run {
 	uint32_t weight;
 	unsigned int nr_live;		/* objects mapped per loop */
 	struct lf_lru lru;
-	struct lb_pcpu *pc;		/* NULL in limit mode */
+	struct lb_cpubatch *pc;		/* NULL in limit mode */
 	struct lf_hooks hooks;
 	pthread_barrier_t start;
 	struct lf_worker *w;
@@ -60,7 +60,7 @@ static uint64_t now_ns(void)
 
 /*
  * The next free object of the pool, in ring order (a fault allocating a
- * fresh folio). Objects unmapped earlier may still wait in an lb_pcpu
+ * fresh folio). Objects unmapped earlier may still wait in an lb_cpubatch
  * batch or in some thread's unmap batch; the pool's slack (see
  * pool_slack()) bounds those, so a full scan always finds one and the
  * fallback below only guards against a wrong bound.
@@ -85,7 +85,7 @@ static struct lf_obj *pool_take(struct lf_worker *w)
 		w->stalls++;
 		lf_relq_flush(&w->relq);
 		if (w->run->pc)
-			lb_pcpu_drain_local(w->run->pc);
+			lb_cpubatch_drain_local(w->run->pc);
 		sched_yield();
 	}
 }
@@ -113,7 +113,7 @@ static void populate(struct lf_worker *w)
 		o->adds++;
 		w->live[i] = o;
 		if (run->pc) {
-			if (lb_pcpu_add(run->pc, o, &o->node, run->weight) < 0)
+			if (lb_cpubatch_add(run->pc, o, &o->node, run->weight) < 0)
 				w->add_errors++;
 		} else {
 			void *one = o;
@@ -136,13 +136,13 @@ static void unmap(struct lf_worker *w)
 	unsigned int i;
 
 	if (w->run->pc)
-		lb_pcpu_drain_local(w->run->pc);
+		lb_cpubatch_drain_local(w->run->pc);
 	for (i = 0; i < w->run->nr_live; i++)
 		lf_obj_put(w->live[i]);
 	lf_relq_flush(&w->relq);
 }
 
-struct lb_pcpu *lf_run_pcpu(struct lf_run *run)
+struct lb_cpubatch *lf_run_cpubatch(struct lf_run *run)
 {
 	return run->pc;
 }
@@ -282,19 +282,19 @@ static int check_lock(struct lf_run *run)
 }
 
 /*
- * With every worker gone: the lb_pcpu counted every add, and each of its
+ * With every worker gone: the lb_cpubatch counted every add, and each of its
  * back-end lock holds is one add-path acquisition.
  */
-static int check_pcpu(struct lf_run *run, uint64_t want_adds)
+static int check_cpubatch(struct lf_run *run, uint64_t want_adds)
 {
-	struct lb_pcpu_stats ps;
+	struct lb_cpubatch_stats ps;
 
-	if (lb_pcpu_stats(run->pc, &ps, NULL, 0) < 0)
-		return expect_eq("lb_pcpu_stats", 1, 0);
-	return expect_eq("lb_pcpu adds", ps.total.adds, want_adds) |
-	       expect_eq("lb_pcpu objects flushed + cached",
+	if (lb_cpubatch_stats(run->pc, &ps, NULL, 0) < 0)
+		return expect_eq("lb_cpubatch_stats", 1, 0);
+	return expect_eq("lb_cpubatch adds", ps.total.adds, want_adds) |
+	       expect_eq("lb_cpubatch objects flushed + cached",
 			 ps.total.objs_flushed + ps.total.nr_cached, want_adds) |
-	       expect_eq("lb_pcpu back-end locks vs add-path acquisitions",
+	       expect_eq("lb_cpubatch back-end locks vs add-path acquisitions",
 			 ps.backend_locks,
 			 run->lru.path[LF_PATH_ADD].acquisitions);
 }
@@ -306,7 +306,7 @@ static int drain_and_destroy(struct lf_run *run)
 	int err;
 
 	lf_relq_attach(&q, &run->lru);
-	err = lb_pcpu_destroy(run->pc);
+	err = lb_cpubatch_destroy(run->pc);
 	lf_relq_detach(&q);
 	run->pc = NULL;
 	return err;
@@ -356,9 +356,9 @@ static bool verify(struct lf_run *run, uint64_t want)
 	int bad = 0, err;
 
 	if (run->pc) {
-		bad |= check_pcpu(run, want);
+		bad |= check_cpubatch(run, want);
 		err = drain_and_destroy(run);
-		bad |= expect_eq("lb_pcpu_destroy error",
+		bad |= expect_eq("lb_cpubatch_destroy error",
 				 (unsigned long long)-err, 0);
 	}
 	bad |= check_objects(run, want);
@@ -386,26 +386,26 @@ static void fill_result(const struct lf_run *run, size_t size,
 	res->path[LF_PATH_RELEASE] = run->lru.path[LF_PATH_RELEASE];
 }
 
-static const enum lb_pcpu_mode pcpu_mode[] = {
-	[LF_BASELINE] = LB_PCPU_BASELINE,
-	[LF_BYPASS] = LB_PCPU_BYPASS_LARGE,
-	[LF_WEIGHTED] = LB_PCPU_WEIGHTED,
+static const enum lb_cpubatch_mode cpubatch_mode[] = {
+	[LF_BASELINE] = LB_CPUBATCH_BASELINE,
+	[LF_BYPASS] = LB_CPUBATCH_BYPASS_LARGE,
+	[LF_WEIGHTED] = LB_CPUBATCH_WEIGHTED,
 };
 
-static int create_pcpu(struct lf_run *run, struct lf_result *res)
+static int create_cpubatch(struct lf_run *run, struct lf_result *res)
 {
-	struct lb_pcpu_conf pconf = {
-		.mode = pcpu_mode[run->mode],
+	struct lb_cpubatch_conf pconf = {
+		.mode = cpubatch_mode[run->mode],
 		.ops = &lf_lru_ops,
 		.backend = &run->lru,
 	};
-	struct lb_pcpu_stats ps;
+	struct lb_cpubatch_stats ps;
 	int err;
 
-	err = lb_pcpu_create(&run->pc, &pconf);
+	err = lb_cpubatch_create(&run->pc, &pconf);
 	if (err)
 		return err;
-	lb_pcpu_stats(run->pc, &ps, NULL, 0);
+	lb_cpubatch_stats(run->pc, &ps, NULL, 0);
 	res->nr_slots = ps.nr_slots;
 	res->cpu_src = ps.cpu_src;
 	return 0;
@@ -434,7 +434,7 @@ int lf_run(const struct lf_conf *conf, size_t size, enum lf_mode mode,
 	res->cpu_src = lb_cpu_source();
 	res->nr_slots = lb_cpu_count();
 	if (mode != LF_LIMIT) {
-		err = create_pcpu(&run, res);
+		err = create_cpubatch(&run, res);
 		if (err)
 			goto out_lru;
 	}
@@ -459,7 +459,7 @@ out_barrier:
 out_workers:
 	workers_free(&run);
 	if (run.pc)
-		lb_pcpu_destroy(run.pc);
+		lb_cpubatch_destroy(run.pc);
 out_lru:
 	lf_lru_destroy(&run.lru);
 	return err;

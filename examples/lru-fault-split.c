@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
  * lru-fault --split-every N: every N-th object a worker maps is split by
- * another thread while it may still sit in the worker's lb_pcpu batch, as
+ * another thread while it may still sit in the worker's lb_cpubatch batch, as
  * a THP split or a long-term pin finds a folio in some CPU's LRU cache.
  *
  * The settler (one thread) holds one reference of its own on each object
  * it is handed, and the object stays mapped (the worker waits for its
  * splits before it unmaps), so it accounts for exactly two references:
- * lb_pcpu_settle(pc, obj, node, 2). Every other split also finds a third
+ * lb_cpubatch_settle(pc, obj, node, 2). Every other split also finds a third
  * party's pin on the object (taken with the settler's, dropped after the
  * settle), which draining cannot remove: BUSY. The others are DRAINED
  * when the batch still held the object, SETTLED when it had been flushed.
  *
- * Slots flushed per settle are counted from the lb_pcpu's drain_obj flush
+ * Slots flushed per settle are counted from the lb_cpubatch's drain_obj flush
  * counter around each call: only the settler drains objects here. Goal:
  * 1 for every DRAINED settle, 0 for every BUSY and SETTLED one, and no
  * drain_all pass at all (the fallback Linux takes).
@@ -37,7 +37,7 @@ struct lf_split_item {
 
 struct lf_split {
 	unsigned int every;
-	struct lb_pcpu *pc;
+	struct lb_cpubatch *pc;
 	struct lf_lru *lru;
 	pthread_t tid;
 	pthread_mutex_t lock;
@@ -51,11 +51,11 @@ struct lf_split {
 static __thread unsigned int tls_added, tls_splits;
 static __thread uint32_t tls_pending;	/* atomic: the settler decrements */
 
-static uint64_t drain_obj_flushes(struct lb_pcpu *pc)
+static uint64_t drain_obj_flushes(struct lb_cpubatch *pc)
 {
-	struct lb_pcpu_stats ps;
+	struct lb_cpubatch_stats ps;
 
-	lb_pcpu_stats(pc, &ps, NULL, 0);
+	lb_cpubatch_stats(pc, &ps, NULL, 0);
 	return ps.total.flushes[LB_FLUSH_DRAIN_OBJ];
 }
 
@@ -64,7 +64,7 @@ static void settle_one(struct lf_split *sp, const struct lf_split_item *it)
 	uint64_t before = drain_obj_flushes(sp->pc), slots;
 	int rc;
 
-	rc = lb_pcpu_settle(sp->pc, it->obj, &it->obj->node, 2);
+	rc = lb_cpubatch_settle(sp->pc, it->obj, &it->obj->node, 2);
 	slots = drain_obj_flushes(sp->pc) - before;
 	sp->st.settles++;
 	if (rc >= LB_SETTLED && rc <= LB_BUSY) {
@@ -139,7 +139,7 @@ static int split_start(struct lf_run *run, void *arg)
 {
 	struct lf_split *sp = arg;
 
-	sp->pc = lf_run_pcpu(run);
+	sp->pc = lf_run_cpubatch(run);
 	sp->lru = lf_run_lru(run);
 	sp->head = sp->tail = 0;
 	sp->stop = false;
@@ -150,14 +150,14 @@ static int split_start(struct lf_run *run, void *arg)
 static void split_stop(struct lf_run *run, struct lf_result *res, void *arg)
 {
 	struct lf_split *sp = arg;
-	struct lb_pcpu_stats ps;
+	struct lb_cpubatch_stats ps;
 
 	pthread_mutex_lock(&sp->lock);
 	sp->stop = true;
 	pthread_cond_broadcast(&sp->cond);
 	pthread_mutex_unlock(&sp->lock);
 	pthread_join(sp->tid, NULL);
-	lb_pcpu_stats(sp->pc, &ps, NULL, 0);
+	lb_cpubatch_stats(sp->pc, &ps, NULL, 0);
 	sp->st.drain_all_passes = ps.drain.drain_all_passes;
 	res->split_every = sp->every;
 	res->split = sp->st;

@@ -5,7 +5,7 @@
  *
  * Every thread repeatedly maps M bytes as objects of S bytes (the folios
  * of one fault pass), hands each object to one shared LRU list through an
- * lb_pcpu, then unmaps them all (MADV_DONTNEED), which takes the objects
+ * lb_cpubatch, then unmaps them all (MADV_DONTNEED), which takes the objects
  * off the list again in batches of up to 31 under the list lock.
  *
  * Files: lru-fault.c (options, main), lru-fault-lru.c (the LRU back-end
@@ -31,22 +31,22 @@
 #define LF_RELEASE_BATCH 31u
 
 enum lf_mode {
-	LF_BASELINE,	/* LB_PCPU_BASELINE: one lock hold per add */
-	LF_BYPASS,	/* LB_PCPU_BYPASS_LARGE: Linux 6.12 */
-	LF_WEIGHTED,	/* LB_PCPU_WEIGHTED: the seed series */
+	LF_BASELINE,	/* LB_CPUBATCH_BASELINE: one lock hold per add */
+	LF_BYPASS,	/* LB_CPUBATCH_BYPASS_LARGE: Linux 6.12 */
+	LF_WEIGHTED,	/* LB_CPUBATCH_WEIGHTED: the seed series */
 	LF_LIMIT,	/* no sharing: a list per thread, no lock, no batch */
 	LF_NR_MODES,
 };
 
 enum lf_path {
-	LF_PATH_ADD,		/* lb_pcpu flushes committing added objects */
+	LF_PATH_ADD,		/* lb_cpubatch flushes committing added objects */
 	LF_PATH_RELEASE,	/* unmapping: objects leaving the list */
 	LF_NR_PATHS,
 };
 
 /*
  * One object (a folio). Its references: one held by the mapping thread
- * from populate to unmap, one held by an lb_pcpu batch while the object
+ * from populate to unmap, one held by an lb_cpubatch batch while the object
  * waits there (get/put). Whoever drops the last one queues the object for
  * release from the list; once off the list it is marked free and its
  * owner may map it again.
@@ -93,7 +93,7 @@ extern const struct lb_backend_ops lf_lru_ops;
 /*
  * The calling thread's unmap batch: objects whose last reference it
  * dropped, waiting to leave the list. Every thread that may drop a last
- * reference (workers, and whoever flushes or destroys the lb_pcpu) attaches
+ * reference (workers, and whoever flushes or destroys the lb_cpubatch) attaches
  * one first and flushes it before it stops.
  */
 struct lf_relq {
@@ -123,7 +123,7 @@ struct lf_conf {
 
 /*
  * --split-every: what the settler thread saw (lru-fault-split.c). Slots
- * are counted per settle from the lb_pcpu's drain_obj flush counter, which
+ * are counted per settle from the lb_cpubatch's drain_obj flush counter, which
  * only the settler moves in this program.
  */
 struct lf_split_stats {
@@ -168,8 +168,8 @@ struct lf_worker;
  * with lf_obj_put() from a thread with an attached lf_relq. --split-every uses it to hand
  * every N-th object to a settler thread, as a split would.
  *
- * start runs once the lb_pcpu exists and before the workers start (not in
- * limit mode: there is no lb_pcpu); unmapping runs in each worker before
+ * start runs once the lb_cpubatch exists and before the workers start (not in
+ * limit mode: there is no lb_cpubatch); unmapping runs in each worker before
  * it drops its mapping references; stop runs after the workers joined,
  * before verification, and may fill its part of @res. All optional.
  */
@@ -181,8 +181,8 @@ struct lf_hooks {
 	void *arg;
 };
 
-/* The run's lb_pcpu (NULL in limit mode) and its shared list. */
-struct lb_pcpu *lf_run_pcpu(struct lf_run *run);
+/* The run's lb_cpubatch (NULL in limit mode) and its shared list. */
+struct lb_cpubatch *lf_run_cpubatch(struct lf_run *run);
 struct lf_lru *lf_run_lru(struct lf_run *run);
 
 /* lru-fault-split.c: the --split-every hooks; @ctx lives across one run. */

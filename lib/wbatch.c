@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
  * Size-weighted batch: the validating public wrappers around the inline
- * rule in wbatch_impl.h, which lb_pcpu's hot path uses directly.
+ * rule in wbatch_impl.h, which lb_cpubatch's hot path uses directly.
  */
 #include "config.h"
 

@@ -1,20 +1,20 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * The drain protocol of lb_pcpu (lb_cpubatch) as a Promela model.
+ * The drain protocol of lb_cpubatch (lb_cpubatch) as a Promela model.
  *
  * What is modelled, and where it lives in C:
- *   add, lock path ............ lb_pcpu_add() + add_flush()        lib/pcpu.c
+ *   add, lock path ............ lb_cpubatch_add() + add_flush()        lib/cpubatch.c
  *   add, rseq owner path ...... the restartable sequence of DESIGN.md
  *                               "Per-CPU identity and the fast path"
- *   swap-out .................. lbi_swap_out()                      lib/pcpu.c
- *   commit, put, in-flight .... commit_runs(), lbi_flush_buf()      lib/pcpu.c
- *   drain_obj ................. lb_pcpu_drain_obj(), lbi_lock_node_slot()
- *                                                                   lib/pcpu_drain.c
+ *   swap-out .................. lbi_swap_out()                      lib/cpubatch.c
+ *   commit, put, in-flight .... commit_runs(), lbi_flush_buf()      lib/cpubatch.c
+ *   drain_obj ................. lb_cpubatch_drain_obj(), lbi_lock_node_slot()
+ *                                                                   lib/cpubatch_drain.c
  *   drain_all + coalescing .... drain_all(), drain_slot_pass(), slot_idle()
- *                                                                   lib/pcpu_drain.c
- *   disable / enable .......... lb_pcpu_disable(), lb_pcpu_enable() lib/pcpu_drain.c
+ *                                                                   lib/cpubatch_drain.c
+ *   disable / enable .......... lb_cpubatch_disable(), lb_cpubatch_enable() lib/cpubatch_drain.c
  *   settle .................... settle(), settle_cached(), home_in_flight()
- *                                                                   lib/pcpu_settle.c
+ *                                                                   lib/cpubatch_settle.c
  *   stop flag + fence ......... remote access of DESIGN.md: stop the slot,
  *                               membarrier(PRIVATE_EXPEDITED_RSEQ, FLAG_CPU)
  *
@@ -95,7 +95,7 @@ byte inflight[NSLOTS];		/* s->inflight */
 byte cs[NSLOTS];
 bit  aborted[NTHR];
 
-/* Instance (struct lb_pcpu, struct lbi_drain) */
+/* Instance (struct lb_cpubatch, struct lbi_drain) */
 byte dmutex;			/* drain.lock: 0 free, else thread + 1 */
 bit gen;			/* drain.gen, low bit */
 byte disabled;			/* pc->disabled */
@@ -273,7 +273,7 @@ inline flush(s, bufe, b0, b1)
 /* --- add --------------------------------------------------------------- */
 
 /*
- * lb_pcpu_add(), lock path: lock, append, and flush when the batch is full
+ * lb_cpubatch_add(), lock path: lock, append, and flush when the batch is full
  * or the instance is disabled (add_cause()).
  */
 inline add_locked(o, s, me, bufe, b0, b1, bn)
@@ -416,7 +416,7 @@ inline drain_all(me, forced, s, g, old, bufe, b0, b1, bn)
 }
 
 /*
- * lb_pcpu_drain_obj() as it must become (issue 8, C20): flush the slot that
+ * lb_cpubatch_drain_obj() as it must become (issue 8, C20): flush the slot that
  * holds the node, then wait until no flush that started before that point
  * holds the object. The wait runs under the drain mutex, as drain_all's
  * passes do, so epoch flips stay one at a time and a slot's old epoch has
@@ -536,7 +536,7 @@ inline settle(o, me, s, r, bufe, b0, b1, bn)
 	od
 }
 
-/* lb_pcpu_disable(): raise the count, then a forced pass over every slot. */
+/* lb_cpubatch_disable(): raise the count, then a forced pass over every slot. */
 inline disable(me, s, g, old, bufe, b0, b1, bn)
 {
 	disabled++;

@@ -12,7 +12,7 @@
 #include <lockbatch/cpu.h>
 #include <lockbatch/lock.h>
 #include <lockbatch/wbatch.h>
-#include <lockbatch/pcpu.h>
+#include <lockbatch/cpubatch.h>
 #include <lockbatch/pcp.h>
 
 #endif /* LOCKBATCH_LOCKBATCH_H */

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include <lockbatch/lock.h>
-#include <lockbatch/pcpu.h>
+#include <lockbatch/cpubatch.h>
 
 struct fx_obj {
 	long ref;			/* atomic */
@@ -30,7 +30,7 @@ typedef void (*fx_hook)(struct fx_env *e, void **objs, unsigned int n);
 
 struct fx_env {
 	struct lb_lock lock;
-	struct lb_pcpu *pc;
+	struct lb_cpubatch *pc;
 	unsigned long commits;		/* under lock */
 	unsigned long commit_calls;	/* under lock */
 	fx_hook on_commit;		/* optional, under the back-end lock */
@@ -111,11 +111,11 @@ static const struct lb_backend_ops fx_ops = {
 };
 
 /* Create fx.pc: @nr_slots slots, caps @max_nr entries / @max_weight units. */
-static inline int fx_setup_ops(unsigned int nr_slots, enum lb_pcpu_mode mode,
+static inline int fx_setup_ops(unsigned int nr_slots, enum lb_cpubatch_mode mode,
 			       unsigned int max_nr, uint32_t max_weight,
 			       const struct lb_backend_ops *ops)
 {
-	struct lb_pcpu_conf conf = {
+	struct lb_cpubatch_conf conf = {
 		.nr_slots = nr_slots,
 		.mode = mode,
 		.max_nr = max_nr,
@@ -131,33 +131,33 @@ static inline int fx_setup_ops(unsigned int nr_slots, enum lb_pcpu_mode mode,
 	if (rc)
 		return rc;
 	fx_tls_cpu = 0;
-	return lb_pcpu_create(&fx.pc, &conf);
+	return lb_cpubatch_create(&fx.pc, &conf);
 }
 
 static inline int fx_setup(unsigned int nr_slots, unsigned int max_nr)
 {
-	return fx_setup_ops(nr_slots, LB_PCPU_WEIGHTED, max_nr, 0, &fx_ops);
+	return fx_setup_ops(nr_slots, LB_CPUBATCH_WEIGHTED, max_nr, 0, &fx_ops);
 }
 
-/* A second object on the same back-end, for "node of another lb_pcpu". */
-static inline struct lb_pcpu *fx_other(const struct lb_backend_ops *ops)
+/* A second object on the same back-end, for "node of another lb_cpubatch". */
+static inline struct lb_cpubatch *fx_other(const struct lb_backend_ops *ops)
 {
-	struct lb_pcpu_conf conf = {
+	struct lb_cpubatch_conf conf = {
 		.nr_slots = 2,
-		.mode = LB_PCPU_WEIGHTED,
+		.mode = LB_CPUBATCH_WEIGHTED,
 		.ops = ops,
 		.backend = &fx,
 		.cpu_fn = fx_cpu,
 	};
-	struct lb_pcpu *pc;
+	struct lb_cpubatch *pc;
 
-	return lb_pcpu_create(&pc, &conf) ? NULL : pc;
+	return lb_cpubatch_create(&pc, &conf) ? NULL : pc;
 }
 
 static inline void fx_teardown(void)
 {
 	if (fx.pc)
-		lb_pcpu_destroy(fx.pc);
+		lb_cpubatch_destroy(fx.pc);
 	fx.pc = NULL;
 	lb_lock_destroy(&fx.lock);
 }
@@ -175,7 +175,7 @@ static inline int fx_add(struct fx_obj *o, int cpu, uint32_t w)
 	int rc;
 
 	fx_set_cpu(cpu);
-	rc = lb_pcpu_add(fx.pc, o, &o->node, w);
+	rc = lb_cpubatch_add(fx.pc, o, &o->node, w);
 	if (rc >= 0)
 		__atomic_add_fetch(&o->adds, 1, __ATOMIC_RELAXED);
 	return rc;
@@ -186,13 +186,13 @@ static inline unsigned int fx_commits(const struct fx_obj *o)
 	return __atomic_load_n(&o->commits, __ATOMIC_RELAXED);
 }
 
-/* Per-slot flush count of @cause, read through lb_pcpu_stats(). */
+/* Per-slot flush count of @cause, read through lb_cpubatch_stats(). */
 static inline uint64_t fx_slot_flushes(unsigned int slot,
 				       enum lb_flush_cause cause)
 {
-	struct lb_pcpu_slot_stats st[64];
+	struct lb_cpubatch_slot_stats st[64];
 
-	if (slot >= 64 || lb_pcpu_stats(fx.pc, NULL, st, 64) < 0)
+	if (slot >= 64 || lb_cpubatch_stats(fx.pc, NULL, st, 64) < 0)
 		return UINT64_MAX;
 	return st[slot].flushes[cause];
 }
@@ -200,10 +200,10 @@ static inline uint64_t fx_slot_flushes(unsigned int slot,
 /* Sum over causes of every slot's flushes, into @out[nr_slots]. */
 static inline void fx_all_flushes(uint64_t *out, unsigned int nr_slots)
 {
-	struct lb_pcpu_slot_stats st[64];
+	struct lb_cpubatch_slot_stats st[64];
 	unsigned int i, c;
 
-	lb_pcpu_stats(fx.pc, NULL, st, nr_slots < 64 ? nr_slots : 64);
+	lb_cpubatch_stats(fx.pc, NULL, st, nr_slots < 64 ? nr_slots : 64);
 	for (i = 0; i < nr_slots && i < 64; i++) {
 		out[i] = 0;
 		for (c = 0; c < LB_FLUSH_NR; c++)
@@ -211,11 +211,11 @@ static inline void fx_all_flushes(uint64_t *out, unsigned int nr_slots)
 	}
 }
 
-static inline struct lb_pcpu_stats fx_stats(void)
+static inline struct lb_cpubatch_stats fx_stats(void)
 {
-	struct lb_pcpu_stats st;
+	struct lb_cpubatch_stats st;
 
-	lb_pcpu_stats(fx.pc, &st, NULL, 0);
+	lb_cpubatch_stats(fx.pc, &st, NULL, 0);
 	return st;
 }
 

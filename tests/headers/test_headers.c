@@ -9,7 +9,7 @@
 #define LB_HDR_CPU 1
 #define LB_HDR_LOCK 2
 #define LB_HDR_WBATCH 3
-#define LB_HDR_PCPU 4
+#define LB_HDR_CPUBATCH 4
 #define LB_HDR_LOCKBATCH 5
 #define LB_HDR_VERSION 6
 
@@ -48,18 +48,18 @@ static int probe(void)
 
 	return lb_wbatch_add(&b, &b, 1) == LB_WBATCH_MAX - 1;
 }
-#elif LB_HDR == LB_HDR_PCPU
-#include <lockbatch/pcpu.h>
-#include <lockbatch/pcpu.h>
-#define NAME "lockbatch/pcpu.h"
+#elif LB_HDR == LB_HDR_CPUBATCH
+#include <lockbatch/cpubatch.h>
+#include <lockbatch/cpubatch.h>
+#define NAME "lockbatch/cpubatch.h"
 static int probe(void)
 {
 	struct lb_node n = LB_NODE_INIT;
-	struct lb_pcpu_conf conf = { 0 };
-	struct lb_pcpu *pc;
+	struct lb_cpubatch_conf conf = { 0 };
+	struct lb_cpubatch *pc;
 
-	return n.slot == 0 && lb_pcpu_create(&pc, &conf) < 0 &&
-	       lb_pcpu_flush_cause_name(LB_FLUSH_NR) != 0;
+	return n.slot == 0 && lb_cpubatch_create(&pc, &conf) < 0 &&
+	       lb_cpubatch_flush_cause_name(LB_FLUSH_NR) != 0;
 }
 #elif LB_HDR == LB_HDR_LOCKBATCH
 #include <lockbatch/lockbatch.h>
@@ -73,7 +73,7 @@ static int probe(void)
 	return LB_VERSION > 0 && LB_VERSION_STRING[0] != '\0' &&
 	       lb_cpu_count() >= 1 && lb_wbatch_count(&b) == 0 &&
 	       lb_lock_init(&l, LB_LOCK_MUTEX, 0) == 0 &&
-	       lb_lock_destroy(&l) == 0 && lb_pcpu_destroy(0) < 0;
+	       lb_lock_destroy(&l) == 0 && lb_cpubatch_destroy(0) < 0;
 }
 #elif LB_HDR == LB_HDR_VERSION
 #include <lockbatch/version.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
  * make soak SOAK_SECONDS=N: random mixed operations on every primitive
- * (lb_pcpu, lb_pcp, lb_wbatch, lb_lock) from more threads than cores.
+ * (lb_cpubatch, lb_pcp, lb_wbatch, lb_lock) from more threads than cores.
  * Every LB_SOAK_CHECK_MS (default 1000) the workers pause and the
  * conservation of each primitive is checked; again at the end. Prints
  * operations done and violations; exits 1 on any violation.
@@ -74,7 +74,7 @@ static void *worker(void *arg)
 			unsigned int x = lb_rng_below(&g, 100);
 
 			if (x < 45)
-				soak_pcpu_op(t, &g);
+				soak_cpubatch_op(t, &g);
 			else if (x < 90)
 				soak_pcp_op(t, &g);
 			else if (x < 95)
@@ -91,7 +91,7 @@ static void *worker(void *arg)
 static void check_all(void)
 {
 	pthread_rwlock_wrlock(&pause_lock);
-	soak_pcpu_check();
+	soak_cpubatch_check();
 	soak_pcp_check();
 	pthread_rwlock_unlock(&pause_lock);
 }
@@ -113,7 +113,7 @@ static int setup(unsigned int nr)
 	pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
 	pthread_rwlock_init(&pause_lock, &a);
 	pthread_rwlockattr_destroy(&a);
-	if (lb_lock_init(&lk, LB_LOCK_SPIN, "soak") || soak_pcpu_setup(nr) ||
+	if (lb_lock_init(&lk, LB_LOCK_SPIN, "soak") || soak_cpubatch_setup(nr) ||
 	    soak_pcp_setup(nr)) {
 		fprintf(stderr, "soak: setup failed\n");
 		return -1;
@@ -150,7 +150,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < nr; i++)
 		pthread_join(th[i], NULL);
 	check_all();
-	soak_pcpu_teardown();
+	soak_cpubatch_teardown();
 	soak_pcp_teardown();
 	SOAK_CHECK(lk_a == lk_b, "lock counters %llu != %llu",
 		   (unsigned long long)lk_a, (unsigned long long)lk_b);

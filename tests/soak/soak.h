@@ -2,7 +2,7 @@
 /*
  * The soak: every primitive under random mixed operations from more
  * threads than cores, with conservation checked at pauses and at the end.
- * Each part (soak_pcpu.c, soak_pcp.c, soak.c for wbatch and lock) offers
+ * Each part (soak_cpubatch.c, soak_pcp.c, soak.c for wbatch and lock) offers
  * setup, one random operation for a worker, a check while the workers are
  * paused, and teardown. The test's counters use __atomic builtins, which
  * ThreadSanitizer sees (it cannot see ck's inline assembly).
@@ -29,10 +29,10 @@ extern uint64_t soak_violations;
 		}							\
 	} while (0)
 
-int soak_pcpu_setup(unsigned int nr_threads);
-void soak_pcpu_op(unsigned int t, struct lb_rng *g);
-void soak_pcpu_check(void);
-void soak_pcpu_teardown(void);
+int soak_cpubatch_setup(unsigned int nr_threads);
+void soak_cpubatch_op(unsigned int t, struct lb_rng *g);
+void soak_cpubatch_check(void);
+void soak_cpubatch_teardown(void);
 
 int soak_pcp_setup(unsigned int nr_threads);
 void soak_pcp_op(unsigned int t, struct lb_rng *g);

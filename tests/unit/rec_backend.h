@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * A recording back-end for single-threaded lb_pcpu tests. It logs every
+ * A recording back-end for single-threaded lb_cpubatch tests. It logs every
  * committed object in commit order, counts lock calls per back-end, and
  * notes every broken rule (after() with the back-end lock held, a put()
  * before the object was committed, an unbalanced lock) in counters the
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include <lockbatch/lock.h>
-#include <lockbatch/pcpu.h>
+#include <lockbatch/cpubatch.h>
 
 #define REC_MAX_BACKENDS 4
 #define REC_LOG_MAX 65536

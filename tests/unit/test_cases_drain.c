@@ -31,15 +31,15 @@ static void teardown(void)
 TestSuite(cases, .init = setup, .fini = teardown, .timeout = 30);
 
 /* Every flush counter of every slot, all causes apart. */
-static void all_counters(struct lb_pcpu_slot_stats *st)
+static void all_counters(struct lb_cpubatch_slot_stats *st)
 {
-	cr_assert(eq(int, lb_pcpu_stats(fx.pc, NULL, st, NSLOTS), NSLOTS));
+	cr_assert(eq(int, lb_cpubatch_stats(fx.pc, NULL, st, NSLOTS), NSLOTS));
 }
 
 /* O in slot 1, caller on slot 0 accounts for E = 3, count E + 1. */
 Test(cases, c01_settle_drains_only_the_holding_slot)
 {
-	struct lb_pcpu_slot_stats before[NSLOTS], after[NSLOTS];
+	struct lb_cpubatch_slot_stats before[NSLOTS], after[NSLOTS];
 	struct fx_obj o, n0, n2;
 	unsigned int i, c;
 
@@ -54,14 +54,14 @@ Test(cases, c01_settle_drains_only_the_holding_slot)
 	all_counters(before);
 	fx_set_cpu(0);
 	cr_assert(eq(long, fx_refcount(&o), 4));
-	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &o, &o.node, 3), LB_DRAINED));
+	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &o, &o.node, 3), LB_DRAINED));
 	cr_assert(eq(long, fx_refcount(&o), 3), "count is now E");
 	all_counters(after);
 	for (i = 0; i < NSLOTS; i++)
 		for (c = 0; c < LB_FLUSH_NR; c++)
 			cr_assert(eq(u64, after[i].flushes[c] - before[i].flushes[c],
 				     i == 1 && c == LB_FLUSH_DRAIN_OBJ ? 1 : 0),
-				  "slot %u cause %s", i, lb_pcpu_flush_cause_name(c));
+				  "slot %u cause %s", i, lb_cpubatch_flush_cause_name(c));
 	cr_assert(eq(u64, after[0].nr_cached, 1), "slot 0 keeps its batch");
 	cr_assert(eq(u64, after[2].nr_cached, 1));
 }
@@ -69,7 +69,7 @@ Test(cases, c01_settle_drains_only_the_holding_slot)
 /* O in slot 1, and a third party holds one more reference: E + 2. */
 Test(cases, c02_settle_busy_flushes_nothing)
 {
-	struct lb_pcpu_slot_stats before[NSLOTS], after[NSLOTS];
+	struct lb_cpubatch_slot_stats before[NSLOTS], after[NSLOTS];
 	struct fx_obj o;
 	unsigned int i, c;
 
@@ -79,12 +79,12 @@ Test(cases, c02_settle_busy_flushes_nothing)
 	fx_get(&o);		/* the third party */
 	all_counters(before);
 	fx_set_cpu(0);
-	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &o, &o.node, 2), LB_BUSY));
+	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &o, &o.node, 2), LB_BUSY));
 	all_counters(after);
 	for (i = 0; i < NSLOTS; i++) {
 		for (c = 0; c < LB_FLUSH_NR; c++)
 			cr_assert(eq(u64, after[i].flushes[c], before[i].flushes[c]),
-				  "slot %u cause %s", i, lb_pcpu_flush_cause_name(c));
+				  "slot %u cause %s", i, lb_cpubatch_flush_cause_name(c));
 		cr_assert(eq(u64, after[i].nr_cached, before[i].nr_cached));
 	}
 	cr_assert(eq(u64, fx_stats().drain.drain_all_passes, 0));
@@ -94,16 +94,16 @@ Test(cases, c02_settle_busy_flushes_nothing)
 /* O already committed, count E. */
 Test(cases, c03_settle_committed_object)
 {
-	struct lb_pcpu_slot_stats before[NSLOTS], after[NSLOTS];
+	struct lb_cpubatch_slot_stats before[NSLOTS], after[NSLOTS];
 	struct fx_obj o;
 	unsigned int i, c;
 
 	fx_obj_init(&o, 0);
 	fx_add(&o, 1, 1);
-	cr_assert(eq(int, lb_pcpu_drain_local(fx.pc), 1));
+	cr_assert(eq(int, lb_cpubatch_drain_local(fx.pc), 1));
 	cr_assert(eq(uint, fx_commits(&o), 1));
 	all_counters(before);
-	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &o, &o.node, 1), LB_SETTLED));
+	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &o, &o.node, 1), LB_SETTLED));
 	all_counters(after);
 	for (i = 0; i < NSLOTS; i++)
 		for (c = 0; c < LB_FLUSH_NR; c++)
@@ -150,7 +150,7 @@ static void c04_wait_added(unsigned int n)
 
 Test(cases, c04_disable_then_drain_all_while_adding)
 {
-	struct lb_pcpu_slot_stats st[NSLOTS];
+	struct lb_cpubatch_slot_stats st[NSLOTS];
 	unsigned int i, added, mark;
 	uint64_t disable_flushes;
 	pthread_t a;
@@ -161,9 +161,9 @@ Test(cases, c04_disable_then_drain_all_while_adding)
 	c04_added = c04_straight_violations = 0;
 	pthread_create(&a, NULL, c04_adder, NULL);
 	c04_wait_added(200);
-	cr_assert(eq(int, lb_pcpu_disable(fx.pc), 0));
+	cr_assert(eq(int, lb_cpubatch_disable(fx.pc), 0));
 	__atomic_store_n(&c04_phase, 1, __ATOMIC_RELEASE);
-	cr_assert(ge(int, lb_pcpu_drain_all(fx.pc), 0));
+	cr_assert(ge(int, lb_cpubatch_drain_all(fx.pc), 0));
 	all_counters(st);
 	cr_assert(eq(u64, st[3].nr_cached, 0), "slot 3 empty after the drain");
 	disable_flushes = st[3].flushes[LB_FLUSH_DISABLE];
@@ -181,12 +181,12 @@ Test(cases, c04_disable_then_drain_all_while_adding)
 	if (added < C04_OBJS)
 		cr_assert(gt(u64, st[3].flushes[LB_FLUSH_DISABLE], disable_flushes),
 			  "adds while disabled flush with cause disable");
-	cr_assert(eq(int, lb_pcpu_enable(fx.pc), 0));
+	cr_assert(eq(int, lb_cpubatch_enable(fx.pc), 0));
 	__atomic_store_n(&c04_stop, 1, __ATOMIC_RELEASE);
 	pthread_join(a, NULL);
 	cr_assert(eq(uint, c04_straight_violations, 0),
 		  "an add while disabled left its object in a batch");
-	lb_pcpu_drain_all(fx.pc);
+	lb_cpubatch_drain_all(fx.pc);
 	added = c04_added;
 	for (i = 0; i < added; i++)
 		cr_assert(eq(uint, fx_commits(&c04_objs[i]), 1), "obj %u", i);
@@ -195,7 +195,7 @@ Test(cases, c04_disable_then_drain_all_while_adding)
 }
 
 /*
- * The back-end's commit adds an object to the same lb_pcpu (a commit that
+ * The back-end's commit adds an object to the same lb_cpubatch (a commit that
  * moves a companion object onto the list, say). Every flush path is
  * exercised: full batches, drain_obj, settle, drain_all, and adds while
  * disabled. No deadlock (the suite timeout), and every object reaches the
@@ -219,7 +219,7 @@ static void c07_commit_adds(struct fx_env *e, void **objs, unsigned int n)
 		c = &c07_child[o - c07_parent];
 		if (c->adds)
 			continue;
-		rc = lb_pcpu_add(e->pc, c, &c->node, 1);
+		rc = lb_cpubatch_add(e->pc, c, &c->node, 1);
 		if (rc >= 0) {
 			c->adds++;
 			c07_child_adds++;
@@ -246,21 +246,21 @@ Test(cases, c07_commit_reenters_add)
 		cr_assert(ge(int, fx_add(p, (int)(i % NSLOTS), 1), 0));
 		switch (i % 5) {
 		case 1:
-			cr_assert(ge(int, lb_pcpu_drain_obj(fx.pc, &p->node), 0));
+			cr_assert(ge(int, lb_cpubatch_drain_obj(fx.pc, &p->node), 0));
 			break;
 		case 2:
-			cr_assert(ge(int, lb_pcpu_settle(fx.pc, p, &p->node, 1),
+			cr_assert(ge(int, lb_cpubatch_settle(fx.pc, p, &p->node, 1),
 				     LB_SETTLED));
 			break;
 		case 3:
 			if (i % 15 == 3)
-				cr_assert(ge(int, lb_pcpu_drain_all(fx.pc), 0));
+				cr_assert(ge(int, lb_cpubatch_drain_all(fx.pc), 0));
 			break;
 		case 4:
 			if (i == 199)
-				cr_assert(eq(int, lb_pcpu_disable(fx.pc), 0));
+				cr_assert(eq(int, lb_cpubatch_disable(fx.pc), 0));
 			if (i == 299)
-				cr_assert(eq(int, lb_pcpu_enable(fx.pc), 0));
+				cr_assert(eq(int, lb_cpubatch_enable(fx.pc), 0));
 			break;
 		}
 	}
@@ -269,7 +269,7 @@ Test(cases, c07_commit_reenters_add)
 	for (i = 0; i < C07_PARENTS; i++)
 		if (!c07_child[i].adds)
 			cr_assert(ge(int, fx_add(&c07_child[i], 0, 1), 0));
-	cr_assert(ge(int, lb_pcpu_drain_all(fx.pc), 0));
+	cr_assert(ge(int, lb_cpubatch_drain_all(fx.pc), 0));
 	for (i = 0; i < C07_PARENTS; i++) {
 		lost += fx_commits(&c07_parent[i]) != 1;
 		lost += fx_commits(&c07_child[i]) != 1;
@@ -298,23 +298,23 @@ static int c10_cpu(void *arg)
 Test(cases, c10_wild_cpu_ids)
 {
 	struct lb_backend_ops ops = fx_ops;
-	struct lb_pcpu_conf conf = {
-		.nr_slots = NSLOTS, .mode = LB_PCPU_WEIGHTED, .max_nr = 5,
+	struct lb_cpubatch_conf conf = {
+		.nr_slots = NSLOTS, .mode = LB_CPUBATCH_WEIGHTED, .max_nr = 5,
 		.ops = &ops, .backend = &fx, .cpu_fn = c10_cpu,
 	};
 	uint64_t seed = lb_test_seed(0xc10c10c10ull);
 	struct lb_rng rng, pick;
 	static struct fx_obj o[64];
 	struct lb_node *nodes[4];
-	struct lb_pcpu_stats st;
+	struct lb_cpubatch_stats st;
 	unsigned long adds = 0, commits = 0;
 	unsigned int i, k;
 
-	lb_pcpu_destroy(fx.pc);
+	lb_cpubatch_destroy(fx.pc);
 	lb_rng_seed(&rng, seed);
 	lb_rng_seed(&pick, seed ^ 0x5555);
 	conf.cpu_arg = &rng;
-	cr_assert(eq(int, lb_pcpu_create(&fx.pc, &conf), 0));
+	cr_assert(eq(int, lb_cpubatch_create(&fx.pc, &conf), 0));
 	for (i = 0; i < 64; i++)
 		fx_obj_init(&o[i], i);
 	for (i = 0; i < 5000; i++) {
@@ -324,7 +324,7 @@ Test(cases, c10_wild_cpu_ids)
 		switch (lb_rng_below(&pick, 6)) {
 		case 0:
 		case 1:
-			rc = lb_pcpu_add(fx.pc, x, &x->node,
+			rc = lb_cpubatch_add(fx.pc, x, &x->node,
 					 1 + lb_rng_below(&pick, 6));
 			cr_assert(rc == 0 || rc == 1 || rc == -EEXIST,
 				  "add %d " LB_SEED_FMT, rc, LB_SEED_ARGS(seed));
@@ -332,32 +332,32 @@ Test(cases, c10_wild_cpu_ids)
 				x->adds++;
 			break;
 		case 2:
-			cr_assert(ge(int, lb_pcpu_drain_local(fx.pc), 0));
+			cr_assert(ge(int, lb_cpubatch_drain_local(fx.pc), 0));
 			break;
 		case 3:
-			cr_assert(ge(int, lb_pcpu_drain_obj(fx.pc, &x->node), 0),
+			cr_assert(ge(int, lb_cpubatch_drain_obj(fx.pc, &x->node), 0),
 				  LB_SEED_FMT, LB_SEED_ARGS(seed));
 			break;
 		case 4:
-			rc = lb_pcpu_settle(fx.pc, x, &x->node, 1);
+			rc = lb_cpubatch_settle(fx.pc, x, &x->node, 1);
 			cr_assert(rc == -ENOENT || (rc >= LB_SETTLED && rc <= LB_BUSY),
 				  "settle %d " LB_SEED_FMT, rc, LB_SEED_ARGS(seed));
 			break;
 		default:
 			for (k = 0; k < 4; k++)
 				nodes[k] = &o[lb_rng_below(&pick, 64)].node;
-			cr_assert(ge(int, lb_pcpu_drain_objs(fx.pc, nodes, 4), 0));
+			cr_assert(ge(int, lb_cpubatch_drain_objs(fx.pc, nodes, 4), 0));
 			break;
 		}
 	}
-	lb_pcpu_stats(fx.pc, &st, NULL, 0);
+	lb_cpubatch_stats(fx.pc, &st, NULL, 0);
 	for (i = 0; i < 64; i++) {
 		adds += o[i].adds;
 		commits += fx_commits(&o[i]);
 	}
 	cr_assert(eq(ulong, adds, commits + st.total.nr_cached),
 		  "conserved before the final drain " LB_SEED_FMT, LB_SEED_ARGS(seed));
-	lb_pcpu_drain_all(fx.pc);
+	lb_cpubatch_drain_all(fx.pc);
 	for (i = 0; i < 64; i++) {
 		cr_assert(eq(uint, fx_commits(&o[i]), o[i].adds),
 			  "obj %u " LB_SEED_FMT, i, LB_SEED_ARGS(seed));
@@ -385,7 +385,7 @@ static void *c14_worker(void *arg)
 	unsigned int i;
 
 	for (i = 0; i < C14_PER; i++)
-		if (lb_pcpu_add(fx.pc, &o[i], &o[i].node, 1) >= 0)
+		if (lb_cpubatch_add(fx.pc, &o[i], &o[i].node, 1) >= 0)
 			o[i].adds++;
 	return NULL;
 }
@@ -394,10 +394,10 @@ static void *c14_monitor(void *arg)
 {
 	struct timespec nap = { 0, 20 * 1000 };
 	unsigned int nr_slots = *(unsigned int *)arg;
-	struct lb_pcpu_stats st;
+	struct lb_cpubatch_stats st;
 
 	while (!__atomic_load_n(&c14_done, __ATOMIC_ACQUIRE)) {
-		lb_pcpu_stats(fx.pc, &st, NULL, 0);
+		lb_cpubatch_stats(fx.pc, &st, NULL, 0);
 		if (st.total.nr_cached > c14_max_cached)
 			c14_max_cached = st.total.nr_cached;
 		if (st.total.nr_cached > (uint64_t)nr_slots * C14_CAP)
@@ -409,19 +409,19 @@ static void *c14_monitor(void *arg)
 
 Test(cases, c14_short_lived_threads)
 {
-	struct lb_pcpu_conf conf = {
-		.mode = LB_PCPU_WEIGHTED, .max_nr = C14_CAP,
+	struct lb_cpubatch_conf conf = {
+		.mode = LB_CPUBATCH_WEIGHTED, .max_nr = C14_CAP,
 		.ops = &fx_ops, .backend = &fx,
 	};
 	pthread_t t[C14_WAVE], mon;
 	pthread_attr_t small;
-	struct lb_pcpu_stats st;
+	struct lb_cpubatch_stats st;
 	unsigned int i, j, nr_slots;
 	unsigned long adds = 0, commits = 0;
 
-	lb_pcpu_destroy(fx.pc);
-	cr_assert(eq(int, lb_pcpu_create(&fx.pc, &conf), 0));
-	lb_pcpu_stats(fx.pc, &st, NULL, 0);
+	lb_cpubatch_destroy(fx.pc);
+	cr_assert(eq(int, lb_cpubatch_create(&fx.pc, &conf), 0));
+	lb_cpubatch_stats(fx.pc, &st, NULL, 0);
 	nr_slots = st.nr_slots;
 	c14_objs = calloc((size_t)C14_THREADS * C14_PER, sizeof(*c14_objs));
 	cr_assert(ne(ptr, c14_objs, NULL));
@@ -446,7 +446,7 @@ Test(cases, c14_short_lived_threads)
 	pthread_join(mon, NULL);
 	cr_assert(eq(uint, c14_over, 0), "cached above slots x cap (max %llu)",
 		  (unsigned long long)c14_max_cached);
-	lb_pcpu_stats(fx.pc, &st, NULL, 0);
+	lb_cpubatch_stats(fx.pc, &st, NULL, 0);
 	for (i = 0; i < C14_THREADS * C14_PER; i++) {
 		adds += c14_objs[i].adds;
 		commits += fx_commits(&c14_objs[i]);
@@ -454,7 +454,7 @@ Test(cases, c14_short_lived_threads)
 	cr_assert(eq(ulong, adds, (unsigned long)C14_THREADS * C14_PER));
 	cr_assert(eq(ulong, adds, commits + st.total.nr_cached),
 		  "objects left by exited threads are still in their slots");
-	lb_pcpu_drain_all(fx.pc);
+	lb_cpubatch_drain_all(fx.pc);
 	for (i = 0; i < C14_THREADS * C14_PER; i++)
 		cr_assert(eq(uint, fx_commits(&c14_objs[i]), 1), "obj %u", i);
 	free(c14_objs);

@@ -2,7 +2,7 @@
 /*
  * Stress: adders on random (and out-of-range) slots, settlers holding
  * their own reference, targeted drainers, drain_all callers (plain and
- * forced) and a thread toggling disable/enable, all on one lb_pcpu.
+ * forced) and a thread toggling disable/enable, all on one lb_cpubatch.
  * Plain pthreads and TAP, so it runs under ThreadSanitizer.
  *
  * Checked at the end: every object committed exactly once per add, every
@@ -91,8 +91,8 @@ static void *settler(void *arg)
 
 		fx_get(o);	/* the settler's own reference */
 		rc = lb_rng_below(&r, 2) ?
-			lb_pcpu_settle(fx.pc, o, &o->node, 2) :
-			lb_pcpu_settle_held(fx.pc, o, &o->node, 1, 1);
+			lb_cpubatch_settle(fx.pc, o, &o->node, 2) :
+			lb_cpubatch_settle_held(fx.pc, o, &o->node, 1, 1);
 		switch (rc) {
 		case LB_SETTLED:
 		case LB_DRAINED:
@@ -129,14 +129,14 @@ static void *drainer(void *arg)
 		int rc;
 
 		if (lb_rng_below(&r, 2)) {
-			rc = lb_pcpu_drain_obj(fx.pc,
+			rc = lb_cpubatch_drain_obj(fx.pc,
 					       &obj[lb_rng_below(&r, NOBJ)].node);
 			if (rc < 0 && rc != -EAGAIN)
 				__atomic_add_fetch(&bad_drain, 1, __ATOMIC_RELAXED);
 		} else {
 			for (k = 0; k < 4; k++)
 				nodes[k] = &obj[lb_rng_below(&r, NOBJ)].node;
-			if (lb_pcpu_drain_objs(fx.pc, nodes, 4) < 0)
+			if (lb_cpubatch_drain_objs(fx.pc, nodes, 4) < 0)
 				__atomic_add_fetch(&bad_drain, 1, __ATOMIC_RELAXED);
 		}
 	}
@@ -150,8 +150,8 @@ static void *all_drainer(void *arg)
 
 	pthread_barrier_wait(&start);
 	for (i = 0; running(); i++) {
-		int rc = forced && i % 4 == 0 ? lb_pcpu_drain_all_forced(fx.pc) :
-						lb_pcpu_drain_all(fx.pc);
+		int rc = forced && i % 4 == 0 ? lb_cpubatch_drain_all_forced(fx.pc) :
+						lb_cpubatch_drain_all(fx.pc);
 
 		if (rc < 0)
 			__atomic_add_fetch(&bad_drain, 1, __ATOMIC_RELAXED);
@@ -166,10 +166,10 @@ static void *toggler(void *arg)
 
 	pthread_barrier_wait(&start);
 	for (i = 0; running(); i++) {
-		if (lb_pcpu_disable(fx.pc))
+		if (lb_cpubatch_disable(fx.pc))
 			__atomic_add_fetch(&bad_drain, 1, __ATOMIC_RELAXED);
 		nap(100);
-		if (lb_pcpu_enable(fx.pc) < 0)
+		if (lb_cpubatch_enable(fx.pc) < 0)
 			__atomic_add_fetch(&bad_drain, 1, __ATOMIC_RELAXED);
 		nap(5000);
 	}
@@ -179,7 +179,7 @@ static void *toggler(void *arg)
 int main(void)
 {
 	pthread_t t[ADDERS + SETTLERS + 4];
-	struct lb_pcpu_stats st;
+	struct lb_cpubatch_stats st;
 	unsigned long adds = 0, lost = 0, refs = 0;
 	unsigned int i, n = 0;
 
@@ -187,7 +187,7 @@ int main(void)
 	iters = lb_stress_iters(10000, 1000000);
 	lb_tap_plan(6);
 	lb_tap_diag(LB_SEED_FMT ", %lu iterations", LB_SEED_ARGS(seed), iters);
-	if (fx_setup_ops(NSLOTS, LB_PCPU_WEIGHTED, 8, 16, &fx_ops)) {
+	if (fx_setup_ops(NSLOTS, LB_CPUBATCH_WEIGHTED, 8, 16, &fx_ops)) {
 		lb_tap_ok(0, "setup");
 		return lb_tap_done();
 	}
@@ -219,8 +219,8 @@ int main(void)
 		  "settle results valid: %lu settled, %lu drained, %lu busy, "
 		  "%lu moving, %lu never added",
 		  outcomes[0], outcomes[1], outcomes[2], outcomes[3], outcomes[4]);
-	lb_pcpu_drain_all(fx.pc);
-	lb_pcpu_stats(fx.pc, &st, NULL, 0);
+	lb_cpubatch_drain_all(fx.pc);
+	lb_cpubatch_stats(fx.pc, &st, NULL, 0);
 	for (i = 0; i < NOBJ; i++) {
 		adds += obj[i].adds;
 		lost += fx_commits(&obj[i]) != obj[i].adds;

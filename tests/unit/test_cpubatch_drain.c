@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
- * lb_pcpu_drain_obj(), lb_pcpu_drain_objs(), lb_pcpu_drain_all() (plain,
- * coalesced, forced) and lb_pcpu_disable()/lb_pcpu_enable().
+ * lb_cpubatch_drain_obj(), lb_cpubatch_drain_objs(), lb_cpubatch_drain_all() (plain,
+ * coalesced, forced) and lb_cpubatch_disable()/lb_cpubatch_enable().
  */
 #include <errno.h>
 #include <pthread.h>
@@ -47,7 +47,7 @@ Test(drain_obj, flushes_only_the_holding_slot)
 	cr_assert(eq(int, fx_add(&b, 1, 1), 0));
 	cr_assert(eq(int, fx_add(&c, 2, 1), 0));
 	cr_assert(eq(u32, a.node.slot, 2));
-	cr_assert(eq(int, lb_pcpu_drain_obj(fx.pc, &a.node), 1));
+	cr_assert(eq(int, lb_cpubatch_drain_obj(fx.pc, &a.node), 1));
 	cr_assert(eq(uint, fx_commits(&a), 1));
 	cr_assert(eq(uint, fx_commits(&b), 1), "the whole batch of slot 1 goes");
 	cr_assert(eq(uint, fx_commits(&c), 0), "slot 2 is not touched");
@@ -57,7 +57,7 @@ Test(drain_obj, flushes_only_the_holding_slot)
 	for (i = 0; i < NSLOTS; i++)
 		cr_assert(eq(u64, fx_slot_flushes(i, LB_FLUSH_DRAIN_OBJ),
 			     i == 1 ? 1 : 0), "slot %u", i);
-	lb_pcpu_drain_all(fx.pc);
+	lb_cpubatch_drain_all(fx.pc);
 	cr_assert(eq(uint, fx_commits(&c), 1));
 }
 
@@ -68,44 +68,44 @@ Test(drain_obj, not_cached_returns_zero)
 	fx_obj_init(&a, 0);
 	fx_obj_init(&never, 1);
 	cr_assert(eq(int, fx_add(&a, 3, 1), 0));
-	cr_assert(eq(int, lb_pcpu_drain_obj(fx.pc, &a.node), 1));
-	cr_assert(eq(int, lb_pcpu_drain_obj(fx.pc, &a.node), 0));
-	cr_assert(eq(int, lb_pcpu_drain_obj(fx.pc, &never.node), 0));
+	cr_assert(eq(int, lb_cpubatch_drain_obj(fx.pc, &a.node), 1));
+	cr_assert(eq(int, lb_cpubatch_drain_obj(fx.pc, &a.node), 0));
+	cr_assert(eq(int, lb_cpubatch_drain_obj(fx.pc, &never.node), 0));
 	cr_assert(eq(u64, flushes_total(LB_FLUSH_DRAIN_OBJ), 1));
 	/* Re-added to another slot: the drain follows it. */
 	cr_assert(eq(int, fx_add(&a, 5, 1), 0));
-	cr_assert(eq(int, lb_pcpu_drain_obj(fx.pc, &a.node), 1));
+	cr_assert(eq(int, lb_cpubatch_drain_obj(fx.pc, &a.node), 1));
 	cr_assert(eq(u64, fx_slot_flushes(5, LB_FLUSH_DRAIN_OBJ), 1));
 	cr_assert(eq(uint, fx_commits(&a), 2));
 }
 
 Test(drain_obj, bad_input)
 {
-	struct lb_pcpu *other;
+	struct lb_cpubatch *other;
 	struct fx_obj a, f;
 	uint32_t saved;
 
 	fx_obj_init(&a, 0);
 	fx_obj_init(&f, 1);
-	cr_assert(eq(int, lb_pcpu_drain_obj(NULL, &a.node), -EINVAL));
-	cr_assert(eq(int, lb_pcpu_drain_obj(fx.pc, NULL), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_drain_obj(NULL, &a.node), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_drain_obj(fx.pc, NULL), -EINVAL));
 	other = fx_other(&fx_ops);
 	cr_assert(ne(ptr, other, NULL));
 	fx_set_cpu(1);
-	cr_assert(eq(int, lb_pcpu_add(other, &f, &f.node, 1), 0));
-	cr_assert(eq(int, lb_pcpu_drain_obj(fx.pc, &f.node), -EXDEV));
+	cr_assert(eq(int, lb_cpubatch_add(other, &f, &f.node, 1), 0));
+	cr_assert(eq(int, lb_cpubatch_drain_obj(fx.pc, &f.node), -EXDEV));
 	cr_assert(eq(uint, fx_commits(&f), 0), "nothing flushed");
 	/* A node whose slot number this object cannot have written. */
 	cr_assert(eq(int, fx_add(&a, 0, 1), 0));
 	saved = a.node.slot;
 	a.node.slot = NSLOTS + 7;
-	cr_assert(eq(int, lb_pcpu_drain_obj(fx.pc, &a.node), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_drain_obj(fx.pc, &a.node), -EINVAL));
 	a.node.slot = saved;
 	cr_assert(eq(uint, fx_commits(&a), 0));
 	cr_assert(eq(u64, flushes_total(LB_FLUSH_DRAIN_OBJ), 0));
-	cr_assert(eq(int, lb_pcpu_destroy(other), 0));
+	cr_assert(eq(int, lb_cpubatch_destroy(other), 0));
 	cr_assert(eq(uint, fx_commits(&f), 1), "nothing lost");
-	cr_assert(eq(int, lb_pcpu_drain_obj(fx.pc, &a.node), 1));
+	cr_assert(eq(int, lb_cpubatch_drain_obj(fx.pc, &a.node), 1));
 	cr_assert(eq(uint, fx_commits(&a), 1));
 }
 
@@ -117,12 +117,12 @@ static void call_drains(struct fx_env *e, void **objs, unsigned int n)
 	struct fx_obj *o = objs[0];
 	struct lb_node *np = &o->node;
 
-	cb_rc[0] = lb_pcpu_drain_obj(e->pc, np);
-	cb_rc[1] = lb_pcpu_drain_objs(e->pc, &np, 1);
-	cb_rc[2] = lb_pcpu_drain_all(e->pc);
-	cb_rc[3] = lb_pcpu_drain_all_forced(e->pc);
-	cb_rc[4] = lb_pcpu_settle(e->pc, o, np, 1);
-	cb_rc[5] = lb_pcpu_disable(e->pc);
+	cb_rc[0] = lb_cpubatch_drain_obj(e->pc, np);
+	cb_rc[1] = lb_cpubatch_drain_objs(e->pc, &np, 1);
+	cb_rc[2] = lb_cpubatch_drain_all(e->pc);
+	cb_rc[3] = lb_cpubatch_drain_all_forced(e->pc);
+	cb_rc[4] = lb_cpubatch_settle(e->pc, o, np, 1);
+	cb_rc[5] = lb_cpubatch_disable(e->pc);
 }
 
 static void check_edeadlk(const char *where)
@@ -142,12 +142,12 @@ Test(drain_obj, refused_from_callbacks)
 	fx_obj_init(&b, 1);
 	fx.on_commit = call_drains;
 	cr_assert(eq(int, fx_add(&a, 0, 1), 0));
-	cr_assert(eq(int, lb_pcpu_drain_obj(fx.pc, &a.node), 1));
+	cr_assert(eq(int, lb_cpubatch_drain_obj(fx.pc, &a.node), 1));
 	check_edeadlk("commit");
 	fx.on_commit = NULL;
 	fx.on_after = call_drains;
 	cr_assert(eq(int, fx_add(&b, 0, 1), 0));
-	cr_assert(eq(int, lb_pcpu_drain_all(fx.pc), 1));
+	cr_assert(eq(int, lb_cpubatch_drain_all(fx.pc), 1));
 	check_edeadlk("after");
 	fx.on_after = NULL;
 	cr_assert(eq(uint, fx_commits(&a) + fx_commits(&b), 2));
@@ -172,22 +172,22 @@ Test(drain_objs, each_distinct_slot_once)
 	nodes[3] = &o[0].node;	/* duplicate */
 	nodes[4] = &o[5].node;	/* never added */
 	nodes[5] = &o[3].node;
-	cr_assert(eq(int, lb_pcpu_drain_objs(fx.pc, nodes, 6), 2));
+	cr_assert(eq(int, lb_cpubatch_drain_objs(fx.pc, nodes, 6), 2));
 	for (i = 0; i < NSLOTS; i++)
 		cr_assert(eq(u64, fx_slot_flushes(i, LB_FLUSH_DRAIN_OBJS),
 			     i == 0 || i == 2 ? 1 : 0), "slot %u", i);
 	for (i = 0; i < 4; i++)
 		cr_assert(eq(uint, fx_commits(&o[i]), 1), "obj %u", i);
 	cr_assert(eq(uint, fx_commits(&o[4]), 0));
-	cr_assert(eq(int, lb_pcpu_drain_objs(fx.pc, nodes, 6), 0));
-	cr_assert(eq(int, lb_pcpu_drain_objs(fx.pc, NULL, 0), 0));
-	lb_pcpu_drain_all(fx.pc);
+	cr_assert(eq(int, lb_cpubatch_drain_objs(fx.pc, nodes, 6), 0));
+	cr_assert(eq(int, lb_cpubatch_drain_objs(fx.pc, NULL, 0), 0));
+	lb_cpubatch_drain_all(fx.pc);
 	cr_assert(eq(uint, fx_commits(&o[4]), 1));
 }
 
 Test(drain_objs, validates_every_node_first)
 {
-	struct lb_pcpu *other;
+	struct lb_cpubatch *other;
 	struct fx_obj a, f;
 	struct lb_node *nodes[2];
 
@@ -196,19 +196,19 @@ Test(drain_objs, validates_every_node_first)
 	fx_add(&a, 1, 1);
 	nodes[0] = &a.node;
 	nodes[1] = NULL;
-	cr_assert(eq(int, lb_pcpu_drain_objs(NULL, nodes, 1), -EINVAL));
-	cr_assert(eq(int, lb_pcpu_drain_objs(fx.pc, NULL, 1), -EINVAL));
-	cr_assert(eq(int, lb_pcpu_drain_objs(fx.pc, nodes, 2), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_drain_objs(NULL, nodes, 1), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_drain_objs(fx.pc, NULL, 1), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_drain_objs(fx.pc, nodes, 2), -EINVAL));
 	other = fx_other(&fx_ops);
 	cr_assert(ne(ptr, other, NULL));
 	fx_set_cpu(0);
-	cr_assert(eq(int, lb_pcpu_add(other, &f, &f.node, 1), 0));
+	cr_assert(eq(int, lb_cpubatch_add(other, &f, &f.node, 1), 0));
 	nodes[1] = &f.node;
-	cr_assert(eq(int, lb_pcpu_drain_objs(fx.pc, nodes, 2), -EXDEV));
+	cr_assert(eq(int, lb_cpubatch_drain_objs(fx.pc, nodes, 2), -EXDEV));
 	cr_assert(eq(uint, fx_commits(&a), 0), "nothing flushed");
 	cr_assert(eq(u32, a.node.slot, 2));
-	cr_assert(eq(int, lb_pcpu_destroy(other), 0));
-	cr_assert(eq(int, lb_pcpu_drain_objs(fx.pc, nodes, 1), 1));
+	cr_assert(eq(int, lb_cpubatch_destroy(other), 0));
+	cr_assert(eq(int, lb_cpubatch_drain_objs(fx.pc, nodes, 1), 1));
 	cr_assert(eq(uint, fx_commits(&a) + fx_commits(&f), 2));
 }
 
@@ -227,7 +227,7 @@ Test(drain_objs, many_slots_use_a_heap_bitmap)
 	fx_add(&o[0], 1500, 1);
 	fx_add(&o[1], 2047, 1);
 	fx_add(&o[2], 1500, 1);
-	cr_assert(eq(int, lb_pcpu_drain_objs(fx.pc, nodes, 3), 2));
+	cr_assert(eq(int, lb_cpubatch_drain_objs(fx.pc, nodes, 3), 2));
 	for (i = 0; i < 3; i++)
 		cr_assert(eq(uint, fx_commits(&o[i]), 1));
 }
@@ -235,7 +235,7 @@ Test(drain_objs, many_slots_use_a_heap_bitmap)
 Test(drain_all, skips_empty_slots)
 {
 	struct fx_obj o[5];
-	struct lb_pcpu_stats st;
+	struct lb_cpubatch_stats st;
 	unsigned int i;
 	static const int slot[5] = { 0, 2, 2, 5, 5 };
 
@@ -243,7 +243,7 @@ Test(drain_all, skips_empty_slots)
 		fx_obj_init(&o[i], i);
 		fx_add(&o[i], slot[i], 1);
 	}
-	cr_assert(eq(int, lb_pcpu_drain_all(fx.pc), 5));
+	cr_assert(eq(int, lb_cpubatch_drain_all(fx.pc), 5));
 	st = fx_stats();
 	cr_assert(eq(u64, st.total.nr_cached, 0));
 	cr_assert(eq(u64, st.drain.drain_all_passes, 1));
@@ -253,21 +253,21 @@ Test(drain_all, skips_empty_slots)
 	cr_assert(eq(u64, st.total.flushes[LB_FLUSH_DRAIN_ALL], 3));
 	for (i = 0; i < 5; i++)
 		cr_assert(eq(uint, fx_commits(&o[i]), 1));
-	cr_assert(eq(int, lb_pcpu_drain_all(fx.pc), 0));
+	cr_assert(eq(int, lb_cpubatch_drain_all(fx.pc), 0));
 	st = fx_stats();
 	cr_assert(eq(u64, st.drain.drain_all_slots_touched, 3));
-	cr_assert(eq(int, lb_pcpu_drain_all(NULL), -EINVAL));
-	cr_assert(eq(int, lb_pcpu_drain_all_forced(NULL), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_drain_all(NULL), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_drain_all_forced(NULL), -EINVAL));
 }
 
 Test(drain_all, forced_visits_every_slot)
 {
 	struct fx_obj a;
-	struct lb_pcpu_stats st;
+	struct lb_cpubatch_stats st;
 
 	fx_obj_init(&a, 0);
 	fx_add(&a, 4, 1);
-	cr_assert(eq(int, lb_pcpu_drain_all_forced(fx.pc), 1));
+	cr_assert(eq(int, lb_cpubatch_drain_all_forced(fx.pc), 1));
 	st = fx_stats();
 	cr_assert(eq(u64, st.drain.drain_all_slots_touched, NSLOTS));
 	cr_assert(eq(u64, st.drain.drain_all_forced, 1));
@@ -290,7 +290,7 @@ static void hold_commit(struct fx_env *e, void **objs, unsigned int n)
 
 static void *drain_all_thread(void *arg)
 {
-	*(int *)arg = lb_pcpu_drain_all(fx.pc);
+	*(int *)arg = lb_cpubatch_drain_all(fx.pc);
 	return NULL;
 }
 
@@ -305,7 +305,7 @@ Test(drain_all, concurrent_callers_share_a_pass)
 	pthread_t t[5];
 	int rc[5];
 	struct fx_obj a;
-	struct lb_pcpu_stats st;
+	struct lb_cpubatch_stats st;
 	unsigned int i;
 
 	gate_open = in_commit = 0;
@@ -338,13 +338,13 @@ static int drained_flag;
 
 static void *drain_obj_thread(void *arg)
 {
-	lb_pcpu_drain_obj(fx.pc, arg);
+	lb_cpubatch_drain_obj(fx.pc, arg);
 	return NULL;
 }
 
 static void *drain_all_flag_thread(void *arg)
 {
-	lb_pcpu_drain_all(fx.pc);
+	lb_cpubatch_drain_all(fx.pc);
 	__atomic_store_n(&drained_flag, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -375,7 +375,7 @@ Test(drain_all, waits_for_flushes_in_flight)
 Test(disable, drains_then_adds_go_straight_through)
 {
 	struct fx_obj o[6];
-	struct lb_pcpu_stats st;
+	struct lb_cpubatch_stats st;
 	unsigned int i;
 
 	for (i = 0; i < 6; i++)
@@ -383,7 +383,7 @@ Test(disable, drains_then_adds_go_straight_through)
 	fx_add(&o[0], 0, 1);
 	fx_add(&o[1], 1, 1);
 	fx_add(&o[2], 1, 1);
-	cr_assert(eq(int, lb_pcpu_disable(fx.pc), 0));
+	cr_assert(eq(int, lb_cpubatch_disable(fx.pc), 0));
 	st = fx_stats();
 	cr_assert(eq(u64, st.total.nr_cached, 0));
 	cr_assert(eq(u64, st.total.flushes[LB_FLUSH_DISABLE], 2));
@@ -395,15 +395,15 @@ Test(disable, drains_then_adds_go_straight_through)
 	cr_assert(eq(int, fx_add(&o[3], 5, 1), 1), "committed by the add");
 	cr_assert(eq(uint, fx_commits(&o[3]), 1));
 	cr_assert(eq(u64, fx_stats().total.flushes[LB_FLUSH_DISABLE], 3));
-	cr_assert(eq(int, lb_pcpu_disable(fx.pc), 0));
-	cr_assert(eq(int, lb_pcpu_enable(fx.pc), 1), "still nested");
+	cr_assert(eq(int, lb_cpubatch_disable(fx.pc), 0));
+	cr_assert(eq(int, lb_cpubatch_enable(fx.pc), 1), "still nested");
 	cr_assert(eq(int, fx_add(&o[4], 5, 1), 1));
-	cr_assert(eq(int, lb_pcpu_enable(fx.pc), 0));
+	cr_assert(eq(int, lb_cpubatch_enable(fx.pc), 0));
 	cr_assert(eq(int, fx_add(&o[5], 5, 1), 0), "batched again");
 	cr_assert(eq(u64, fx_stats().total.nr_cached, 1));
-	cr_assert(eq(int, lb_pcpu_enable(fx.pc), -EINVAL), "unbalanced");
+	cr_assert(eq(int, lb_cpubatch_enable(fx.pc), -EINVAL), "unbalanced");
 	cr_assert(eq(u32, fx_stats().drain.disable_depth, 0));
-	lb_pcpu_drain_all(fx.pc);
+	lb_cpubatch_drain_all(fx.pc);
 	for (i = 0; i < 6; i++)
 		cr_assert(eq(uint, fx_commits(&o[i]), 1), "obj %u", i);
 }
@@ -413,16 +413,16 @@ Test(disable, weight_bypass_keeps_its_cause)
 	struct fx_obj big;
 
 	fx_obj_init(&big, 0);
-	cr_assert(eq(int, lb_pcpu_disable(fx.pc), 0));
+	cr_assert(eq(int, lb_cpubatch_disable(fx.pc), 0));
 	cr_assert(eq(int, fx_add(&big, 0, 31), 1));
 	cr_assert(eq(u64, fx_stats().total.flushes[LB_FLUSH_BYPASS], 1));
 	cr_assert(eq(u64, fx_stats().total.flushes[LB_FLUSH_DISABLE], 0));
-	cr_assert(eq(int, lb_pcpu_enable(fx.pc), 0));
+	cr_assert(eq(int, lb_cpubatch_enable(fx.pc), 0));
 }
 
 Test(disable, bad_input)
 {
-	cr_assert(eq(int, lb_pcpu_disable(NULL), -EINVAL));
-	cr_assert(eq(int, lb_pcpu_enable(NULL), -EINVAL));
-	cr_assert(eq(int, lb_pcpu_enable(fx.pc), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_disable(NULL), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_enable(NULL), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_enable(fx.pc), -EINVAL));
 }

@@ -13,26 +13,26 @@
 #include <sched.h>
 #include <stdlib.h>
 
-#include <lockbatch/pcpu.h>
+#include <lockbatch/cpubatch.h>
 #include "internal.h"
-#include "pcpu_impl.h"
+#include "cpubatch_impl.h"
 
 /* Re-reads of one slot by a forced pass. */
 #define LBI_FORCED_ROUNDS 4
 /* Slots whose drain_objs bitmap fits on the stack. */
 #define LBI_STACK_SLOTS 1024
 
-int lbi_drain_init(struct lb_pcpu *pc)
+int lbi_drain_init(struct lb_cpubatch *pc)
 {
 	return pthread_mutex_init(&pc->drain.lock, NULL) ? -ENOMEM : 0;
 }
 
-void lbi_drain_fini(struct lb_pcpu *pc)
+void lbi_drain_fini(struct lb_cpubatch *pc)
 {
 	pthread_mutex_destroy(&pc->drain.lock);
 }
 
-void lbi_drain_stats(struct lb_pcpu *pc, struct lb_pcpu_drain_stats *out)
+void lbi_drain_stats(struct lb_cpubatch *pc, struct lb_cpubatch_drain_stats *out)
 {
 	const struct lbi_drain *d = &pc->drain;
 
@@ -64,7 +64,7 @@ void lbi_wait_step(ck_backoff_t *b, unsigned int *spins)
  * Plausibility of a node before any slot is indexed with it. The fields are
  * read without a lock; the slot number is checked again under the lock.
  */
-int lbi_node_check(const struct lb_pcpu *pc, const struct lb_node *n)
+int lbi_node_check(const struct lb_cpubatch *pc, const struct lb_node *n)
 {
 	uint32_t owner = ck_pr_load_32(&n->owner);
 
@@ -86,7 +86,7 @@ int lbi_node_check(const struct lb_pcpu *pc, const struct lb_node *n)
  * object re-added elsewhere, so the node is checked again under the lock,
  * where it cannot leave the slot.
  */
-int lbi_lock_node_slot(struct lb_pcpu *pc, struct lb_node *n)
+int lbi_lock_node_slot(struct lb_cpubatch *pc, struct lb_node *n)
 {
 	unsigned int tries;
 
@@ -112,7 +112,7 @@ int lbi_lock_node_slot(struct lb_pcpu *pc, struct lb_node *n)
 }
 
 /* Swap out the locked slot @idx, unlock it, commit. */
-static unsigned int flush_locked(struct lb_pcpu *pc, unsigned int idx,
+static unsigned int flush_locked(struct lb_cpubatch *pc, unsigned int idx,
 				 enum lb_flush_cause cause)
 {
 	struct lbi_flushbuf buf;
@@ -123,7 +123,7 @@ static unsigned int flush_locked(struct lb_pcpu *pc, unsigned int idx,
 	return buf.nr;
 }
 
-int lb_pcpu_drain_obj(struct lb_pcpu *pc, struct lb_node *n)
+int lb_cpubatch_drain_obj(struct lb_cpubatch *pc, struct lb_node *n)
 {
 	int rc;
 
@@ -141,7 +141,7 @@ int lb_pcpu_drain_obj(struct lb_pcpu *pc, struct lb_node *n)
 	return 1;
 }
 
-int lb_pcpu_drain_objs(struct lb_pcpu *pc, struct lb_node *const *nodes,
+int lb_cpubatch_drain_objs(struct lb_cpubatch *pc, struct lb_node *const *nodes,
 		       unsigned int cnt)
 {
 	uint64_t stackmap[LBI_STACK_SLOTS / 64] = { 0 };
@@ -189,7 +189,7 @@ int lb_pcpu_drain_objs(struct lb_pcpu *pc, struct lb_node *const *nodes,
 
 /*
  * Nothing to do in a slot: an empty batch and no flush in flight. Read
- * without the lock (see lb_pcpu_drain_all()): the count first, then the
+ * without the lock (see lb_cpubatch_drain_all()): the count first, then the
  * in-flight counter, which lbi_swap_out() raises before it empties the
  * batch, so an emptied batch is never seen without its flush.
  */
@@ -207,7 +207,7 @@ static bool slot_idle(struct lbi_slot *s)
  * pass waits for, and later ones, which it does not chase. Only passes flip
  * (one at a time, under the mutex), so the old epoch only drains.
  */
-static unsigned int drain_slot_pass(struct lb_pcpu *pc, unsigned int idx,
+static unsigned int drain_slot_pass(struct lb_cpubatch *pc, unsigned int idx,
 				    unsigned int rounds,
 				    enum lb_flush_cause cause)
 {
@@ -230,7 +230,7 @@ static unsigned int drain_slot_pass(struct lb_pcpu *pc, unsigned int idx,
 	return objs;
 }
 
-static int drain_all(struct lb_pcpu *pc, bool forced, enum lb_flush_cause cause)
+static int drain_all(struct lb_cpubatch *pc, bool forced, enum lb_flush_cause cause)
 {
 	struct lbi_drain *d = &pc->drain;
 	unsigned int i, touched = 0;
@@ -272,7 +272,7 @@ static int drain_all(struct lb_pcpu *pc, bool forced, enum lb_flush_cause cause)
 	return objs;
 }
 
-static int drain_all_checked(struct lb_pcpu *pc, bool forced)
+static int drain_all_checked(struct lb_cpubatch *pc, bool forced)
 {
 	if (!pc)
 		return -EINVAL;
@@ -281,17 +281,17 @@ static int drain_all_checked(struct lb_pcpu *pc, bool forced)
 	return drain_all(pc, forced, LB_FLUSH_DRAIN_ALL);
 }
 
-int lb_pcpu_drain_all(struct lb_pcpu *pc)
+int lb_cpubatch_drain_all(struct lb_cpubatch *pc)
 {
 	return drain_all_checked(pc, false);
 }
 
-int lb_pcpu_drain_all_forced(struct lb_pcpu *pc)
+int lb_cpubatch_drain_all_forced(struct lb_cpubatch *pc)
 {
 	return drain_all_checked(pc, true);
 }
 
-int lb_pcpu_disable(struct lb_pcpu *pc)
+int lb_cpubatch_disable(struct lb_cpubatch *pc)
 {
 	uint32_t old;
 
@@ -310,7 +310,7 @@ int lb_pcpu_disable(struct lb_pcpu *pc)
 	return 0;
 }
 
-int lb_pcpu_enable(struct lb_pcpu *pc)
+int lb_cpubatch_enable(struct lb_cpubatch *pc)
 {
 	uint32_t old;
 

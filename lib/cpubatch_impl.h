@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * lb_pcpu internals shared by the add/flush core (pcpu.c) and the drain
+ * lb_cpubatch internals shared by the add/flush core (cpubatch.c) and the drain
  * paths.
  */
-#ifndef LOCKBATCH_PCPU_IMPL_H
-#define LOCKBATCH_PCPU_IMPL_H
+#ifndef LOCKBATCH_CPUBATCH_IMPL_H
+#define LOCKBATCH_CPUBATCH_IMPL_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -13,7 +13,7 @@
 #include <ck_md.h>
 #include <ck_spinlock.h>
 
-#include <lockbatch/pcpu.h>
+#include <lockbatch/cpubatch.h>
 #include "wbatch_impl.h"
 
 /*
@@ -34,10 +34,10 @@ struct lbi_slot {
 	uint64_t backend_locks;		/* back-end lock holds by flushes; atomic */
 	struct lb_wbatch batch;		/* under lock */
 	struct lb_node *nodes[LB_WBATCH_MAX];	/* under lock, parallel to batch */
-	struct lb_pcpu_slot_stats st;	/* under lock */
+	struct lb_cpubatch_slot_stats st;	/* under lock */
 } __attribute__((aligned(CK_MD_CACHELINE)));
 
-/* drain_all coalescing and the drain-path counters (pcpu_drain.c). */
+/* drain_all coalescing and the drain-path counters (cpubatch_drain.c). */
 struct lbi_drain {
 	pthread_mutex_t lock;		/* serialises drain_all passes */
 	uint64_t gen;			/* passes started; atomic */
@@ -51,11 +51,11 @@ struct lbi_drain {
 	uint64_t settle_waits;
 };
 
-struct lb_pcpu {
+struct lb_cpubatch {
 	struct lbi_slot *slots;
 	unsigned int nr_slots;
-	enum lb_pcpu_mode mode;
-	uint32_t disabled;		/* lb_pcpu_disable() nesting; atomic */
+	enum lb_cpubatch_mode mode;
+	uint32_t disabled;		/* lb_cpubatch_disable() nesting; atomic */
 	uint32_t bypass_above;		/* weights above this never wait */
 	uint32_t id;
 	lb_cpu_fn cpu_fn;
@@ -75,22 +75,22 @@ struct lbi_flushbuf {
 	void *objs[LB_WBATCH_MAX];	/* nodes are not kept: after @put they may be gone */
 };
 
-void lbi_swap_out(struct lb_pcpu *pc, unsigned int idx,
+void lbi_swap_out(struct lb_cpubatch *pc, unsigned int idx,
 		  struct lbi_flushbuf *buf, enum lb_flush_cause cause);
-void lbi_flush_buf(struct lb_pcpu *pc, struct lbi_flushbuf *buf);
-int lbi_drain_slot(struct lb_pcpu *pc, unsigned int idx,
+void lbi_flush_buf(struct lb_cpubatch *pc, struct lbi_flushbuf *buf);
+int lbi_drain_slot(struct lb_cpubatch *pc, unsigned int idx,
 		   enum lb_flush_cause cause);
 bool lbi_in_callback(void);
 
 /* How often a drain or settle follows a node that moved before giving up. */
 #define LBI_CHASE_MAX 8
 
-/* pcpu_drain.c */
-int lbi_node_check(const struct lb_pcpu *pc, const struct lb_node *n);
-int lbi_lock_node_slot(struct lb_pcpu *pc, struct lb_node *n);
+/* cpubatch_drain.c */
+int lbi_node_check(const struct lb_cpubatch *pc, const struct lb_node *n);
+int lbi_lock_node_slot(struct lb_cpubatch *pc, struct lb_node *n);
 void lbi_wait_step(ck_backoff_t *b, unsigned int *spins);
-int lbi_drain_init(struct lb_pcpu *pc);
-void lbi_drain_fini(struct lb_pcpu *pc);
-void lbi_drain_stats(struct lb_pcpu *pc, struct lb_pcpu_drain_stats *out);
+int lbi_drain_init(struct lb_cpubatch *pc);
+void lbi_drain_fini(struct lb_cpubatch *pc);
+void lbi_drain_stats(struct lb_cpubatch *pc, struct lb_cpubatch_drain_stats *out);
 
-#endif /* LOCKBATCH_PCPU_IMPL_H */
+#endif /* LOCKBATCH_CPUBATCH_IMPL_H */

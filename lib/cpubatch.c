@@ -16,23 +16,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <lockbatch/pcpu.h>
+#include <lockbatch/cpubatch.h>
 #include "internal.h"
-#include "pcpu_impl.h"
+#include "cpubatch_impl.h"
 
-static uint32_t next_pcpu_id;
+static uint32_t next_cpubatch_id;
 
 /* Re-entrant adds (made by commit) that had to flush, per thread. */
 #define LBI_PENDING_MAX 4
 struct lbi_reentry {
-	struct lb_pcpu *committing;	/* pc whose commit runs on this thread */
+	struct lb_cpubatch *committing;	/* pc whose commit runs on this thread */
 	unsigned int in_callback;	/* depth of commit_runs() on this thread */
 	unsigned int nr_pending;
 	struct lbi_flushbuf pending[LBI_PENDING_MAX];
 };
 static __thread struct lbi_reentry reentry;
 
-const char *lb_pcpu_flush_cause_name(enum lb_flush_cause cause)
+const char *lb_cpubatch_flush_cause_name(enum lb_flush_cause cause)
 {
 	static const char *const names[LB_FLUSH_NR] = {
 		[LB_FLUSH_FULL] = "full",
@@ -51,11 +51,11 @@ const char *lb_pcpu_flush_cause_name(enum lb_flush_cause cause)
 	return names[cause];
 }
 
-int lb_pcpu_create(struct lb_pcpu **pcp, const struct lb_pcpu_conf *conf)
+int lb_cpubatch_create(struct lb_cpubatch **pcp, const struct lb_cpubatch_conf *conf)
 {
 	unsigned int nr_slots, max_nr, i;
 	uint32_t max_weight;
-	struct lb_pcpu *pc;
+	struct lb_cpubatch *pc;
 	void *mem;
 
 	if (!pcp || !conf || !conf->ops || !conf->ops->lock ||
@@ -64,20 +64,20 @@ int lb_pcpu_create(struct lb_pcpu **pcp, const struct lb_pcpu_conf *conf)
 	nr_slots = conf->nr_slots ? conf->nr_slots : lb_cpu_count();
 	max_nr = conf->max_nr ? conf->max_nr : LB_WBATCH_MAX;
 	max_weight = conf->max_weight ? conf->max_weight : LB_WBATCH_MAX;
-	if (nr_slots > LB_PCPU_MAX_SLOTS || max_nr > LB_WBATCH_MAX ||
+	if (nr_slots > LB_CPUBATCH_MAX_SLOTS || max_nr > LB_WBATCH_MAX ||
 	    max_weight > LB_WBATCH_WEIGHT_MAX)
 		return -EINVAL;
 
 	switch (conf->mode) {
-	case LB_PCPU_BASELINE:
+	case LB_CPUBATCH_BASELINE:
 		/* A batch of one: every add is committed on its own. */
 		max_nr = 1;
 		max_weight = LB_WBATCH_WEIGHT_MAX;
 		break;
-	case LB_PCPU_BYPASS_LARGE:
+	case LB_CPUBATCH_BYPASS_LARGE:
 		max_weight = LB_WBATCH_WEIGHT_MAX;
 		break;
-	case LB_PCPU_WEIGHTED:
+	case LB_CPUBATCH_WEIGHTED:
 		break;
 	default:
 		return -EINVAL;
@@ -95,14 +95,14 @@ int lb_pcpu_create(struct lb_pcpu **pcp, const struct lb_pcpu_conf *conf)
 	pc->slots = mem;
 	pc->nr_slots = nr_slots;
 	pc->mode = conf->mode;
-	pc->bypass_above = conf->mode == LB_PCPU_BYPASS_LARGE ? 1 : UINT32_MAX;
+	pc->bypass_above = conf->mode == LB_CPUBATCH_BYPASS_LARGE ? 1 : UINT32_MAX;
 	pc->ops = *conf->ops;
 	pc->backend = conf->backend;
 	pc->cpu_fn = conf->cpu_fn;
 	pc->cpu_arg = conf->cpu_arg;
 	/* Ids only tell objects apart; 0 is reserved for "never added". */
 	do {
-		pc->id = ck_pr_faa_32(&next_pcpu_id, 1) + 1;
+		pc->id = ck_pr_faa_32(&next_cpubatch_id, 1) + 1;
 	} while (pc->id == 0);
 	for (i = 0; i < nr_slots; i++) {
 		lbi_spin_init(&pc->slots[i].lock);
@@ -127,10 +127,10 @@ int lb_pcpu_create(struct lb_pcpu **pcp, const struct lb_pcpu_conf *conf)
  * inflight is raised before the batch count and the nodes are cleared, and
  * a store fence keeps that order for lock-free readers: whoever sees a node
  * or a batch emptied by this swap-out also sees the flush in flight
- * (lb_pcpu_settle() and the empty-slot skip of lb_pcpu_drain_all() rely on
+ * (lb_cpubatch_settle() and the empty-slot skip of lb_cpubatch_drain_all() rely on
  * it).
  */
-void lbi_swap_out(struct lb_pcpu *pc, unsigned int idx,
+void lbi_swap_out(struct lb_cpubatch *pc, unsigned int idx,
 		  struct lbi_flushbuf *buf, enum lb_flush_cause cause)
 {
 	struct lbi_slot *s = &pc->slots[idx];
@@ -151,14 +151,14 @@ void lbi_swap_out(struct lb_pcpu *pc, unsigned int idx,
 	lbi_wbatch_reinit(&s->batch);
 }
 
-static void *backend_of(const struct lb_pcpu *pc, void *obj)
+static void *backend_of(const struct lb_cpubatch *pc, void *obj)
 {
 	return pc->ops.backend_of ? pc->ops.backend_of(obj) : pc->backend;
 }
 
-static void commit_runs(struct lb_pcpu *pc, struct lbi_flushbuf *buf)
+static void commit_runs(struct lb_cpubatch *pc, struct lbi_flushbuf *buf)
 {
-	struct lb_pcpu *outer = reentry.committing;
+	struct lb_cpubatch *outer = reentry.committing;
 	struct lbi_slot *s = &pc->slots[buf->slot];
 	unsigned int i = 0, j, runs = 0;
 	void *be, *next = NULL;
@@ -204,7 +204,7 @@ bool lbi_in_callback(void)
  * Commit a swapped-out batch, then any batches that adds made from inside
  * commit queued on this thread. Runs with no lock of ours held.
  */
-void lbi_flush_buf(struct lb_pcpu *pc, struct lbi_flushbuf *buf)
+void lbi_flush_buf(struct lb_cpubatch *pc, struct lbi_flushbuf *buf)
 {
 	struct lbi_flushbuf local;
 
@@ -218,12 +218,12 @@ void lbi_flush_buf(struct lb_pcpu *pc, struct lbi_flushbuf *buf)
 }
 
 /* @room: what lbi_wbatch_add() returned; > 0 means only disable flushes. */
-static enum lb_flush_cause add_cause(const struct lb_pcpu *pc,
+static enum lb_flush_cause add_cause(const struct lb_cpubatch *pc,
 				     const struct lb_wbatch *b, uint32_t weight,
 				     int room)
 {
 	/* BASELINE commits every add on its own: "full", whatever the weight. */
-	if (pc->mode == LB_PCPU_BASELINE)
+	if (pc->mode == LB_CPUBATCH_BASELINE)
 		return LB_FLUSH_FULL;
 	if (weight > pc->bypass_above || weight >= b->max_weight)
 		return LB_FLUSH_BYPASS;
@@ -239,7 +239,7 @@ static enum lb_flush_cause add_cause(const struct lb_pcpu *pc,
  * add made by commit itself, queue it behind the outer flush. Out of line
  * so the no-flush path keeps a small frame (the flush buffer is 270 bytes).
  */
-static __attribute__((noinline)) int add_flush(struct lb_pcpu *pc,
+static __attribute__((noinline)) int add_flush(struct lb_cpubatch *pc,
 					       unsigned int idx, void *obj,
 					       struct lb_node *n,
 					       uint32_t weight, int rc)
@@ -268,7 +268,7 @@ static __attribute__((noinline)) int add_flush(struct lb_pcpu *pc,
 	return 1;
 }
 
-int lb_pcpu_add(struct lb_pcpu *pc, void *obj, struct lb_node *n,
+int lb_cpubatch_add(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 		uint32_t weight)
 {
 	struct lbi_slot *s;
@@ -291,11 +291,11 @@ int lb_pcpu_add(struct lb_pcpu *pc, void *obj, struct lb_node *n,
 	ck_pr_store_32(&n->owner, pc->id);
 	if (pc->ops.get)
 		pc->ops.get(obj);
-	/* No add counters here: lb_pcpu_stats() derives them. */
+	/* No add counters here: lb_cpubatch_stats() derives them. */
 	s->nodes[s->batch.nr] = n;
 	rc = lbi_wbatch_add(&s->batch, obj, weight);
 	/*
-	 * disabled is read under the slot lock: lb_pcpu_disable() raises it
+	 * disabled is read under the slot lock: lb_cpubatch_disable() raises it
 	 * and then takes every slot lock, so an add either runs before the
 	 * disable's pass reaches this slot (and is flushed by it) or sees the
 	 * raised count here and flushes at once.
@@ -308,7 +308,7 @@ int lb_pcpu_add(struct lb_pcpu *pc, void *obj, struct lb_node *n,
 	return add_flush(pc, idx, obj, n, weight, rc);
 }
 
-int lbi_drain_slot(struct lb_pcpu *pc, unsigned int idx,
+int lbi_drain_slot(struct lb_cpubatch *pc, unsigned int idx,
 		   enum lb_flush_cause cause)
 {
 	struct lbi_slot *s = &pc->slots[idx];
@@ -325,7 +325,7 @@ int lbi_drain_slot(struct lb_pcpu *pc, unsigned int idx,
 	return (int)buf.nr;
 }
 
-int lb_pcpu_drain_local(struct lb_pcpu *pc)
+int lb_cpubatch_drain_local(struct lb_cpubatch *pc)
 {
 	if (!pc)
 		return -EINVAL;
@@ -334,7 +334,7 @@ int lb_pcpu_drain_local(struct lb_pcpu *pc)
 			      LB_FLUSH_DRAIN_LOCAL);
 }
 
-int lb_pcpu_destroy(struct lb_pcpu *pc)
+int lb_cpubatch_destroy(struct lb_cpubatch *pc)
 {
 	unsigned int i, j;
 
@@ -365,8 +365,8 @@ int lb_pcpu_destroy(struct lb_pcpu *pc)
 	return 0;
 }
 
-static void sum_stats(struct lb_pcpu_slot_stats *t,
-		      const struct lb_pcpu_slot_stats *s)
+static void sum_stats(struct lb_cpubatch_slot_stats *t,
+		      const struct lb_cpubatch_slot_stats *s)
 {
 	unsigned int c;
 
@@ -380,10 +380,10 @@ static void sum_stats(struct lb_pcpu_slot_stats *t,
 	t->weight_cached += s->weight_cached;
 }
 
-int lb_pcpu_stats(struct lb_pcpu *pc, struct lb_pcpu_stats *out,
-		  struct lb_pcpu_slot_stats *slots, unsigned int nr)
+int lb_cpubatch_stats(struct lb_cpubatch *pc, struct lb_cpubatch_stats *out,
+		  struct lb_cpubatch_slot_stats *slots, unsigned int nr)
 {
-	struct lb_pcpu_slot_stats one;
+	struct lb_cpubatch_slot_stats one;
 	unsigned int i;
 
 	if (!pc || (!slots && nr))

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
- * lb_pcpu add/flush core: creation, the three modes, flush causes,
+ * lb_cpubatch add/flush core: creation, the three modes, flush causes,
  * per-slot statistics, runs split by back-end, after() outside the lock,
  * get/put balance, re-entrant adds from commit, local drain and destroy.
  * Slots are chosen through the injected CPU-id function. "Nothing lost"
@@ -16,7 +16,7 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 
-#include <lockbatch/pcpu.h>
+#include <lockbatch/cpubatch.h>
 #include "rec_backend.h"
 
 #define NOBJ 256
@@ -37,12 +37,12 @@ static void setup(void)
 	cpu_id = 0;
 }
 
-TestSuite(pcpu, .init = setup, .timeout = 10);
+TestSuite(cpubatch, .init = setup, .timeout = 10);
 
-static struct lb_pcpu_conf conf_of(enum lb_pcpu_mode mode, unsigned int slots,
+static struct lb_cpubatch_conf conf_of(enum lb_cpubatch_mode mode, unsigned int slots,
 				   unsigned int max_nr, uint32_t max_weight)
 {
-	struct lb_pcpu_conf c = {
+	struct lb_cpubatch_conf c = {
 		.nr_slots = slots,
 		.mode = mode,
 		.max_nr = max_nr,
@@ -56,46 +56,46 @@ static struct lb_pcpu_conf conf_of(enum lb_pcpu_mode mode, unsigned int slots,
 	return c;
 }
 
-static struct lb_pcpu *mk(enum lb_pcpu_mode mode, unsigned int slots,
+static struct lb_cpubatch *mk(enum lb_cpubatch_mode mode, unsigned int slots,
 			  unsigned int max_nr, uint32_t max_weight)
 {
-	struct lb_pcpu_conf c = conf_of(mode, slots, max_nr, max_weight);
-	struct lb_pcpu *pc = NULL;
+	struct lb_cpubatch_conf c = conf_of(mode, slots, max_nr, max_weight);
+	struct lb_cpubatch *pc = NULL;
 
-	cr_assert(eq(int, lb_pcpu_create(&pc, &c), 0));
+	cr_assert(eq(int, lb_cpubatch_create(&pc, &c), 0));
 	cr_assert(not(eq(ptr, pc, NULL)));
 	return pc;
 }
 
-static int add(struct lb_pcpu *pc, unsigned int i, uint32_t weight)
+static int add(struct lb_cpubatch *pc, unsigned int i, uint32_t weight)
 {
 	O[i].weight = weight;
-	return lb_pcpu_add(pc, &O[i], &O[i].node, weight);
+	return lb_cpubatch_add(pc, &O[i], &O[i].node, weight);
 }
 
-static struct lb_pcpu_slot_stats slot_st(struct lb_pcpu *pc, unsigned int idx)
+static struct lb_cpubatch_slot_stats slot_st(struct lb_cpubatch *pc, unsigned int idx)
 {
-	struct lb_pcpu_slot_stats s[64];
-	int n = lb_pcpu_stats(pc, NULL, s, 64);
+	struct lb_cpubatch_slot_stats s[64];
+	int n = lb_cpubatch_stats(pc, NULL, s, 64);
 
 	cr_assert(gt(int, n, (int)idx));
 	return s[idx];
 }
 
-static struct lb_pcpu_stats total_st(struct lb_pcpu *pc)
+static struct lb_cpubatch_stats total_st(struct lb_cpubatch *pc)
 {
-	struct lb_pcpu_stats t;
+	struct lb_cpubatch_stats t;
 
-	cr_assert(gt(int, lb_pcpu_stats(pc, &t, NULL, 0), 0));
+	cr_assert(gt(int, lb_cpubatch_stats(pc, &t, NULL, 0), 0));
 	return t;
 }
 
 /* Destroy (drains), then check every one of objects [0, n) arrived once. */
-static void destroy_and_check(struct lb_pcpu *pc, unsigned int n)
+static void destroy_and_check(struct lb_cpubatch *pc, unsigned int n)
 {
 	unsigned int i;
 
-	cr_assert(eq(int, lb_pcpu_destroy(pc), 0));
+	cr_assert(eq(int, lb_cpubatch_destroy(pc), 0));
 	for (i = 0; i < n; i++) {
 		cr_assert(eq(u32, O[i].commits, 1), "object %u committed %u times",
 			  i, O[i].commits);
@@ -108,49 +108,49 @@ static void destroy_and_check(struct lb_pcpu *pc, unsigned int n)
 	cr_assert(eq(u64, R.errors, 0), "%s", R.first_error);
 }
 
-Test(pcpu, create_rejects_bad_input)
+Test(cpubatch, create_rejects_bad_input)
 {
-	struct lb_pcpu *const sentinel = (struct lb_pcpu *)&R;
-	struct lb_pcpu *pc = sentinel;
+	struct lb_cpubatch *const sentinel = (struct lb_cpubatch *)&R;
+	struct lb_cpubatch *pc = sentinel;
 	struct lb_backend_ops bad;
-	struct lb_pcpu_conf c;
+	struct lb_cpubatch_conf c;
 
-	c = conf_of(LB_PCPU_WEIGHTED, 2, 0, 0);
-	cr_assert(eq(int, lb_pcpu_create(NULL, &c), -EINVAL));
-	cr_assert(eq(int, lb_pcpu_create(&pc, NULL), -EINVAL));
+	c = conf_of(LB_CPUBATCH_WEIGHTED, 2, 0, 0);
+	cr_assert(eq(int, lb_cpubatch_create(NULL, &c), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_create(&pc, NULL), -EINVAL));
 	c.ops = NULL;
-	cr_assert(eq(int, lb_pcpu_create(&pc, &c), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_create(&pc, &c), -EINVAL));
 	c.ops = &bad;
 	bad = rec_ops();
 	bad.lock = NULL;
-	cr_assert(eq(int, lb_pcpu_create(&pc, &c), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_create(&pc, &c), -EINVAL));
 	bad = rec_ops();
 	bad.unlock = NULL;
-	cr_assert(eq(int, lb_pcpu_create(&pc, &c), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_create(&pc, &c), -EINVAL));
 	bad = rec_ops();
 	bad.commit = NULL;
-	cr_assert(eq(int, lb_pcpu_create(&pc, &c), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_create(&pc, &c), -EINVAL));
 
-	c = conf_of((enum lb_pcpu_mode)3, 2, 0, 0);
-	cr_assert(eq(int, lb_pcpu_create(&pc, &c), -EINVAL));
-	c = conf_of((enum lb_pcpu_mode)-1, 2, 0, 0);
-	cr_assert(eq(int, lb_pcpu_create(&pc, &c), -EINVAL));
-	c = conf_of(LB_PCPU_WEIGHTED, LB_PCPU_MAX_SLOTS + 1, 0, 0);
-	cr_assert(eq(int, lb_pcpu_create(&pc, &c), -EINVAL));
-	c = conf_of(LB_PCPU_WEIGHTED, UINT_MAX, 0, 0);
-	cr_assert(eq(int, lb_pcpu_create(&pc, &c), -EINVAL));
-	c = conf_of(LB_PCPU_WEIGHTED, 2, LB_WBATCH_MAX + 1, 0);
-	cr_assert(eq(int, lb_pcpu_create(&pc, &c), -EINVAL));
-	c = conf_of(LB_PCPU_WEIGHTED, 2, 0, LB_WBATCH_WEIGHT_MAX + 1);
-	cr_assert(eq(int, lb_pcpu_create(&pc, &c), -EINVAL));
+	c = conf_of((enum lb_cpubatch_mode)3, 2, 0, 0);
+	cr_assert(eq(int, lb_cpubatch_create(&pc, &c), -EINVAL));
+	c = conf_of((enum lb_cpubatch_mode)-1, 2, 0, 0);
+	cr_assert(eq(int, lb_cpubatch_create(&pc, &c), -EINVAL));
+	c = conf_of(LB_CPUBATCH_WEIGHTED, LB_CPUBATCH_MAX_SLOTS + 1, 0, 0);
+	cr_assert(eq(int, lb_cpubatch_create(&pc, &c), -EINVAL));
+	c = conf_of(LB_CPUBATCH_WEIGHTED, UINT_MAX, 0, 0);
+	cr_assert(eq(int, lb_cpubatch_create(&pc, &c), -EINVAL));
+	c = conf_of(LB_CPUBATCH_WEIGHTED, 2, LB_WBATCH_MAX + 1, 0);
+	cr_assert(eq(int, lb_cpubatch_create(&pc, &c), -EINVAL));
+	c = conf_of(LB_CPUBATCH_WEIGHTED, 2, 0, LB_WBATCH_WEIGHT_MAX + 1);
+	cr_assert(eq(int, lb_cpubatch_create(&pc, &c), -EINVAL));
 	cr_assert(eq(ptr, pc, sentinel), "*pcp written on failure");
 }
 
 /* Slot count 0 = one per CPU; caps 0 = 31 entries, 31 units. */
-Test(pcpu, create_defaults)
+Test(cpubatch, create_defaults)
 {
-	struct lb_pcpu *pc = mk(LB_PCPU_WEIGHTED, 0, 0, 0);
-	struct lb_pcpu_stats t = total_st(pc);
+	struct lb_cpubatch *pc = mk(LB_CPUBATCH_WEIGHTED, 0, 0, 0);
+	struct lb_cpubatch_stats t = total_st(pc);
 	unsigned int i;
 
 	cr_assert(eq(uint, t.nr_slots, lb_cpu_count()));
@@ -166,31 +166,31 @@ Test(pcpu, create_defaults)
 	destroy_and_check(pc, 39);
 }
 
-Test(pcpu, create_accepts_max_slots)
+Test(cpubatch, create_accepts_max_slots)
 {
-	struct lb_pcpu *pc = mk(LB_PCPU_WEIGHTED, LB_PCPU_MAX_SLOTS, 0, 0);
+	struct lb_cpubatch *pc = mk(LB_CPUBATCH_WEIGHTED, LB_CPUBATCH_MAX_SLOTS, 0, 0);
 
-	cpu_id = (int)LB_PCPU_MAX_SLOTS - 1;
+	cpu_id = (int)LB_CPUBATCH_MAX_SLOTS - 1;
 	cr_assert(eq(int, add(pc, 0, 1), 0));
-	cpu_id = (int)LB_PCPU_MAX_SLOTS;	/* folds to slot 0 */
+	cpu_id = (int)LB_CPUBATCH_MAX_SLOTS;	/* folds to slot 0 */
 	cr_assert(eq(int, add(pc, 1, 1), 0));
-	cr_assert(eq(u32, O[0].node.slot, LB_PCPU_MAX_SLOTS));
+	cr_assert(eq(u32, O[0].node.slot, LB_CPUBATCH_MAX_SLOTS));
 	cr_assert(eq(u32, O[1].node.slot, 1));
 	destroy_and_check(pc, 2);
 }
 
-Test(pcpu, add_rejects_bad_input_nothing_changed)
+Test(cpubatch, add_rejects_bad_input_nothing_changed)
 {
-	struct lb_pcpu *pc = mk(LB_PCPU_WEIGHTED, 2, 0, 0);
-	struct lb_pcpu_stats t;
+	struct lb_cpubatch *pc = mk(LB_CPUBATCH_WEIGHTED, 2, 0, 0);
+	struct lb_cpubatch_stats t;
 
-	cr_assert(eq(int, lb_pcpu_add(NULL, &O[0], &O[0].node, 1), -EINVAL));
-	cr_assert(eq(int, lb_pcpu_add(pc, NULL, &O[0].node, 1), -EINVAL));
-	cr_assert(eq(int, lb_pcpu_add(pc, &O[0], NULL, 1), -EINVAL));
-	cr_assert(eq(int, lb_pcpu_add(pc, &O[0], &O[0].node, 0), -EINVAL));
-	cr_assert(eq(int, lb_pcpu_add(pc, &O[0], &O[0].node,
+	cr_assert(eq(int, lb_cpubatch_add(NULL, &O[0], &O[0].node, 1), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_add(pc, NULL, &O[0].node, 1), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_add(pc, &O[0], NULL, 1), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_add(pc, &O[0], &O[0].node, 0), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_add(pc, &O[0], &O[0].node,
 				      LB_WBATCH_WEIGHT_MAX + 1), -EINVAL));
-	cr_assert(eq(int, lb_pcpu_add(pc, &O[0], &O[0].node, UINT32_MAX),
+	cr_assert(eq(int, lb_cpubatch_add(pc, &O[0], &O[0].node, UINT32_MAX),
 		     -EINVAL));
 	t = total_st(pc);
 	cr_assert(eq(u64, t.total.adds, 0));
@@ -203,20 +203,20 @@ Test(pcpu, add_rejects_bad_input_nothing_changed)
 	destroy_and_check(pc, 1);
 }
 
-Test(pcpu, add_same_node_twice_eexist_nothing_changed)
+Test(cpubatch, add_same_node_twice_eexist_nothing_changed)
 {
-	struct lb_pcpu *pc = mk(LB_PCPU_WEIGHTED, 4, 0, 0);
-	struct lb_pcpu *other = mk(LB_PCPU_WEIGHTED, 4, 0, 0);
-	struct lb_pcpu_stats t;
+	struct lb_cpubatch *pc = mk(LB_CPUBATCH_WEIGHTED, 4, 0, 0);
+	struct lb_cpubatch *other = mk(LB_CPUBATCH_WEIGHTED, 4, 0, 0);
+	struct lb_cpubatch_stats t;
 
 	cpu_id = 1;
 	cr_assert(eq(int, add(pc, 0, 3), 0));
 	cr_assert(eq(int, add(pc, 0, 3), -EEXIST), "same slot");
 	cpu_id = 2;
 	cr_assert(eq(int, add(pc, 0, 1), -EEXIST), "another slot");
-	cr_assert(eq(int, lb_pcpu_add(pc, &O[1], &O[0].node, 1), -EEXIST),
+	cr_assert(eq(int, lb_cpubatch_add(pc, &O[1], &O[0].node, 1), -EEXIST),
 		  "another object, same node");
-	cr_assert(eq(int, add(other, 0, 1), -EEXIST), "another lb_pcpu");
+	cr_assert(eq(int, add(other, 0, 1), -EEXIST), "another lb_cpubatch");
 	t = total_st(pc);
 	cr_assert(eq(u64, t.total.adds, 1));
 	cr_assert(eq(u64, t.total.weight_added, 3));
@@ -226,15 +226,15 @@ Test(pcpu, add_same_node_twice_eexist_nothing_changed)
 	cr_assert(eq(u64, total_st(other).total.adds, 0));
 	cr_assert(eq(u32, O[0].node.slot, 2));
 	cr_assert(eq(u64, R.gets, 1), "a rejected add took a reference");
-	cr_assert(eq(int, lb_pcpu_destroy(other), 0));
+	cr_assert(eq(int, lb_cpubatch_destroy(other), 0));
 	destroy_and_check(pc, 1);
 	cr_assert(eq(u32, O[1].commits, 0));
 }
 
-Test(pcpu, node_tracks_slot_home_owner)
+Test(cpubatch, node_tracks_slot_home_owner)
 {
-	struct lb_pcpu *a = mk(LB_PCPU_WEIGHTED, 4, 0, 0);
-	struct lb_pcpu *b = mk(LB_PCPU_WEIGHTED, 4, 0, 0);
+	struct lb_cpubatch *a = mk(LB_CPUBATCH_WEIGHTED, 4, 0, 0);
+	struct lb_cpubatch *b = mk(LB_CPUBATCH_WEIGHTED, 4, 0, 0);
 	uint32_t owner_a;
 
 	cpu_id = 3;
@@ -243,23 +243,23 @@ Test(pcpu, node_tracks_slot_home_owner)
 	cr_assert(eq(u32, O[0].node.home, 4));
 	cr_assert(ne(u32, O[0].node.owner, 0));
 	owner_a = O[0].node.owner;
-	cr_assert(eq(int, lb_pcpu_drain_local(a), 1));
+	cr_assert(eq(int, lb_cpubatch_drain_local(a), 1));
 	cr_assert(eq(u32, O[0].node.slot, 0), "not cached after the flush");
 	cr_assert(eq(u32, O[0].node.home, 4), "home is never cleared");
-	/* Committed objects may be added again, here to another lb_pcpu. */
+	/* Committed objects may be added again, here to another lb_cpubatch. */
 	cpu_id = 1;
 	cr_assert(eq(int, add(b, 0, 1), 0));
 	cr_assert(eq(u32, O[0].node.home, 2));
 	cr_assert(ne(u32, O[0].node.owner, owner_a));
-	cr_assert(eq(int, lb_pcpu_destroy(a), 0));
-	cr_assert(eq(int, lb_pcpu_destroy(b), 0));
+	cr_assert(eq(int, lb_cpubatch_destroy(a), 0));
+	cr_assert(eq(int, lb_cpubatch_destroy(b), 0));
 	cr_assert(eq(u32, O[0].commits, 2));
 	cr_assert(eq(int, O[0].refs, 0));
 }
 
-Test(pcpu, baseline_locks_per_object)
+Test(cpubatch, baseline_locks_per_object)
 {
-	struct lb_pcpu *pc = mk(LB_PCPU_BASELINE, 2, 0, 0);
+	struct lb_cpubatch *pc = mk(LB_CPUBATCH_BASELINE, 2, 0, 0);
 	unsigned int i;
 
 	for (i = 0; i < 20; i++)
@@ -273,15 +273,15 @@ Test(pcpu, baseline_locks_per_object)
 	cr_assert(eq(int, add(pc, 20, LB_WBATCH_WEIGHT_MAX), 1));
 	cr_assert(eq(u64, slot_st(pc, 0).flushes[LB_FLUSH_FULL], 21));
 	cr_assert(eq(u64, slot_st(pc, 0).flushes[LB_FLUSH_BYPASS], 0));
-	cr_assert(eq(int, lb_pcpu_drain_local(pc), 0));
+	cr_assert(eq(int, lb_cpubatch_drain_local(pc), 0));
 	destroy_and_check(pc, 21);
 	cr_assert(eq(u64, R.locks, 21), "nothing left for destroy");
 }
 
-Test(pcpu, bypass_large_flushes_on_any_large)
+Test(cpubatch, bypass_large_flushes_on_any_large)
 {
-	struct lb_pcpu *pc = mk(LB_PCPU_BYPASS_LARGE, 2, 0, 0);
-	struct lb_pcpu_slot_stats s;
+	struct lb_cpubatch *pc = mk(LB_CPUBATCH_BYPASS_LARGE, 2, 0, 0);
+	struct lb_cpubatch_slot_stats s;
 	unsigned int i;
 
 	for (i = 0; i < 30; i++)
@@ -301,10 +301,10 @@ Test(pcpu, bypass_large_flushes_on_any_large)
 	destroy_and_check(pc, 35);
 }
 
-Test(pcpu, weighted_flushes_by_entries_weight_and_bypass)
+Test(cpubatch, weighted_flushes_by_entries_weight_and_bypass)
 {
-	struct lb_pcpu *pc = mk(LB_PCPU_WEIGHTED, 2, 0, 0);
-	struct lb_pcpu_slot_stats s;
+	struct lb_cpubatch *pc = mk(LB_CPUBATCH_WEIGHTED, 2, 0, 0);
+	struct lb_cpubatch_slot_stats s;
 	unsigned int i;
 
 	/* 16K objects: 7 wait (28 units), the 8th takes it to 32 > 31. */
@@ -329,13 +329,13 @@ Test(pcpu, weighted_flushes_by_entries_weight_and_bypass)
 	destroy_and_check(pc, 40);
 }
 
-/* C13 through lb_pcpu: the same flush points, with their causes. */
-Test(pcpu, c13_weight_boundaries)
+/* C13 through lb_cpubatch: the same flush points, with their causes. */
+Test(cpubatch, c13_weight_boundaries)
 {
 	static const uint32_t w[] = { 1, 4, 16, 4, 4, 2, 31, 30, 32 };
 	static const int flushed[] = { 0, 0, 0, 0, 0, 0, 1, 0, 1 };
-	struct lb_pcpu *pc = mk(LB_PCPU_WEIGHTED, 1, 31, 31);
-	struct lb_pcpu_slot_stats s;
+	struct lb_cpubatch *pc = mk(LB_CPUBATCH_WEIGHTED, 1, 31, 31);
+	struct lb_cpubatch_slot_stats s;
 	unsigned int i;
 
 	for (i = 0; i < 9; i++) {
@@ -366,20 +366,20 @@ Test(pcpu, c13_weight_boundaries)
 	destroy_and_check(pc, 9);
 }
 
-Test(pcpu, drain_local_flushes_only_current_slot)
+Test(cpubatch, drain_local_flushes_only_current_slot)
 {
-	struct lb_pcpu *pc = mk(LB_PCPU_WEIGHTED, 3, 0, 0);
+	struct lb_cpubatch *pc = mk(LB_CPUBATCH_WEIGHTED, 3, 0, 0);
 	unsigned int i;
 
-	cr_assert(eq(int, lb_pcpu_drain_local(NULL), -EINVAL));
-	cr_assert(eq(int, lb_pcpu_drain_local(pc), 0), "empty slot");
+	cr_assert(eq(int, lb_cpubatch_drain_local(NULL), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_drain_local(pc), 0), "empty slot");
 	cr_assert(eq(u64, R.locks, 0), "an empty drain takes no lock");
 	for (i = 0; i < 9; i++) {
 		cpu_id = (int)(i % 3);
 		add(pc, i, 2);
 	}
 	cpu_id = 1;
-	cr_assert(eq(int, lb_pcpu_drain_local(pc), 3));
+	cr_assert(eq(int, lb_cpubatch_drain_local(pc), 3));
 	cr_assert(eq(u64, R.nr_log, 3));
 	cr_assert(eq(u32, R.log[0], 1));
 	cr_assert(eq(u32, R.log[1], 4));
@@ -389,28 +389,28 @@ Test(pcpu, drain_local_flushes_only_current_slot)
 	cr_assert(eq(u64, slot_st(pc, 0).flushes[LB_FLUSH_DRAIN_LOCAL], 0));
 	cr_assert(eq(u64, slot_st(pc, 0).nr_cached, 3));
 	cr_assert(eq(u64, slot_st(pc, 2).nr_cached, 3));
-	cr_assert(eq(int, lb_pcpu_drain_local(pc), 0), "drained already");
+	cr_assert(eq(int, lb_cpubatch_drain_local(pc), 0), "drained already");
 	cpu_id = 5;	/* folds to slot 2 */
-	cr_assert(eq(int, lb_pcpu_drain_local(pc), 3));
+	cr_assert(eq(int, lb_cpubatch_drain_local(pc), 3));
 	destroy_and_check(pc, 9);
 }
 
-Test(pcpu, stats_rejects_bad_input)
+Test(cpubatch, stats_rejects_bad_input)
 {
-	struct lb_pcpu *pc = mk(LB_PCPU_WEIGHTED, 3, 0, 0);
-	struct lb_pcpu_stats t;
+	struct lb_cpubatch *pc = mk(LB_CPUBATCH_WEIGHTED, 3, 0, 0);
+	struct lb_cpubatch_stats t;
 
-	cr_assert(eq(int, lb_pcpu_stats(NULL, &t, NULL, 0), -EINVAL));
-	cr_assert(eq(int, lb_pcpu_stats(pc, &t, NULL, 1), -EINVAL));
-	cr_assert(eq(int, lb_pcpu_stats(pc, NULL, NULL, 0), 3));
+	cr_assert(eq(int, lb_cpubatch_stats(NULL, &t, NULL, 0), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_stats(pc, &t, NULL, 1), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_stats(pc, NULL, NULL, 0), 3));
 	destroy_and_check(pc, 0);
 }
 
-Test(pcpu, stats_per_slot_and_total)
+Test(cpubatch, stats_per_slot_and_total)
 {
-	struct lb_pcpu *pc = mk(LB_PCPU_WEIGHTED, 4, 0, 8);
-	struct lb_pcpu_slot_stats s[4];
-	struct lb_pcpu_stats t;
+	struct lb_cpubatch *pc = mk(LB_CPUBATCH_WEIGHTED, 4, 0, 8);
+	struct lb_cpubatch_slot_stats s[4];
+	struct lb_cpubatch_stats t;
 
 	memset(s, 0xa5, sizeof(s));
 	cpu_id = 0;
@@ -421,7 +421,7 @@ Test(pcpu, stats_per_slot_and_total)
 	cpu_id = 2;
 	add(pc, 4, 8);		/* bypass */
 	add(pc, 5, 1);
-	cr_assert(eq(int, lb_pcpu_stats(pc, &t, s, 3), 4));
+	cr_assert(eq(int, lb_cpubatch_stats(pc, &t, s, 3), 4));
 	cr_assert(eq(u64, s[0].adds, 4));
 	cr_assert(eq(u64, s[0].weight_added, 11));
 	cr_assert(eq(u64, s[0].flushes[LB_FLUSH_WEIGHT], 1));
@@ -446,33 +446,33 @@ Test(pcpu, stats_per_slot_and_total)
 	cpu_id = 3;
 	add(pc, 6, 5);
 	memset(&s[3], 0xa5, sizeof(s[3]));
-	lb_pcpu_stats(pc, &t, s, 3);
+	lb_cpubatch_stats(pc, &t, s, 3);
 	cr_assert(eq(u64, t.total.adds, 7));
 	cr_assert(eq(u64, s[3].adds, 0xa5a5a5a5a5a5a5a5ull));
 	destroy_and_check(pc, 7);
 }
 
-Test(pcpu, stats_report_real_cpu_source)
+Test(cpubatch, stats_report_real_cpu_source)
 {
-	struct lb_pcpu_conf c = conf_of(LB_PCPU_WEIGHTED, 2, 0, 0);
-	struct lb_pcpu *pc;
+	struct lb_cpubatch_conf c = conf_of(LB_CPUBATCH_WEIGHTED, 2, 0, 0);
+	struct lb_cpubatch *pc;
 
 	c.cpu_fn = NULL;
-	cr_assert(eq(int, lb_pcpu_create(&pc, &c), 0));
+	cr_assert(eq(int, lb_cpubatch_create(&pc, &c), 0));
 	cr_assert(eq(int, total_st(pc).cpu_src, lb_cpu_source()));
-	lb_pcpu_destroy(pc);
+	lb_cpubatch_destroy(pc);
 }
 
 /* Without an injected source the slot is the current CPU's. */
-Test(pcpu, real_cpu_picks_current_slot)
+Test(cpubatch, real_cpu_picks_current_slot)
 {
-	struct lb_pcpu_conf c = conf_of(LB_PCPU_WEIGHTED, 3, 0, 0);
-	struct lb_pcpu *pc;
+	struct lb_cpubatch_conf c = conf_of(LB_CPUBATCH_WEIGHTED, 3, 0, 0);
+	struct lb_cpubatch *pc;
 	cpu_set_t orig, one;
 	int cpu, i = 0;
 
 	c.cpu_fn = NULL;
-	cr_assert(eq(int, lb_pcpu_create(&pc, &c), 0));
+	cr_assert(eq(int, lb_cpubatch_create(&pc, &c), 0));
 	cr_assert(eq(int, sched_getaffinity(0, sizeof(orig), &orig), 0));
 	for (cpu = 0; cpu < CPU_SETSIZE && i < 4; cpu++) {
 		if (!CPU_ISSET(cpu, &orig))
@@ -489,7 +489,7 @@ Test(pcpu, real_cpu_picks_current_slot)
 	destroy_and_check(pc, (unsigned int)i);
 }
 
-Test(pcpu, flush_cause_names)
+Test(cpubatch, flush_cause_names)
 {
 	static const char *const names[LB_FLUSH_NR] = {
 		"full", "weight", "bypass", "drain_local", "drain_obj",
@@ -498,21 +498,21 @@ Test(pcpu, flush_cause_names)
 	int c;
 
 	for (c = 0; c < LB_FLUSH_NR; c++)
-		cr_assert(eq(str, (char *)lb_pcpu_flush_cause_name(c),
+		cr_assert(eq(str, (char *)lb_cpubatch_flush_cause_name(c),
 			     (char *)names[c]));
-	cr_assert(eq(str, (char *)lb_pcpu_flush_cause_name(LB_FLUSH_NR),
+	cr_assert(eq(str, (char *)lb_cpubatch_flush_cause_name(LB_FLUSH_NR),
 		     "invalid"));
-	cr_assert(eq(str, (char *)lb_pcpu_flush_cause_name(-1), "invalid"));
+	cr_assert(eq(str, (char *)lb_cpubatch_flush_cause_name(-1), "invalid"));
 }
 
 /* C10: ids at or above the slot count fold; negative ids select slot 0. */
-Test(pcpu, c10_cpu_ids_out_of_range)
+Test(cpubatch, c10_cpu_ids_out_of_range)
 {
 	static const int ids[] = { 0, 3, 4, 7, 1003, INT_MAX, -1, INT_MIN,
 				   -ENOSYS };
 	static const unsigned int slot[] = { 0, 3, 0, 3, 3, INT_MAX % 4, 0, 0,
 					     0 };
-	struct lb_pcpu *pc = mk(LB_PCPU_WEIGHTED, 4, 0, 0);
+	struct lb_cpubatch *pc = mk(LB_CPUBATCH_WEIGHTED, 4, 0, 0);
 	uint64_t want[4] = { 0 };
 	unsigned int i;
 
@@ -527,7 +527,7 @@ Test(pcpu, c10_cpu_ids_out_of_range)
 		cr_assert(eq(u64, slot_st(pc, i).nr_cached, want[i]),
 			  "slot %u", i);
 	cpu_id = -1;
-	cr_assert(eq(int, lb_pcpu_drain_local(pc), (int)want[0]));
+	cr_assert(eq(int, lb_cpubatch_drain_local(pc), (int)want[0]));
 	destroy_and_check(pc, sizeof(ids) / sizeof(ids[0]));
 }
 
@@ -539,20 +539,20 @@ static int cpu_rotating(void *arg)
 	return (*n)++ * 7 - 5;
 }
 
-Test(pcpu, c10_cpu_id_changing_between_calls)
+Test(cpubatch, c10_cpu_id_changing_between_calls)
 {
-	struct lb_pcpu_conf c = conf_of(LB_PCPU_WEIGHTED, 3, 4, 6);
-	struct lb_pcpu *pc;
+	struct lb_cpubatch_conf c = conf_of(LB_CPUBATCH_WEIGHTED, 3, 4, 6);
+	struct lb_cpubatch *pc;
 	int calls = 0;
 	unsigned int i;
 
 	c.cpu_fn = cpu_rotating;
 	c.cpu_arg = &calls;
-	cr_assert(eq(int, lb_pcpu_create(&pc, &c), 0));
+	cr_assert(eq(int, lb_cpubatch_create(&pc, &c), 0));
 	for (i = 0; i < 200; i++) {
 		cr_assert(ge(int, add(pc, i, 1 + i % 5), 0));
 		if (i % 17 == 0)
-			cr_assert(ge(int, lb_pcpu_drain_local(pc), 0));
+			cr_assert(ge(int, lb_cpubatch_drain_local(pc), 0));
 	}
 	cr_assert(eq(u64, total_st(pc).total.adds, 200));
 	destroy_and_check(pc, 200);
@@ -562,10 +562,10 @@ Test(pcpu, c10_cpu_id_changing_between_calls)
  * One batch holding objects of three back-ends: committed in runs, the
  * lock taken again only where the back-end changes.
  */
-Test(pcpu, runs_split_by_backend)
+Test(cpubatch, runs_split_by_backend)
 {
 	static const unsigned int be[] = { 0, 0, 1, 1, 1, 0, 2, 2 };
-	struct lb_pcpu *pc = mk(LB_PCPU_WEIGHTED, 1, 8, 0);
+	struct lb_cpubatch *pc = mk(LB_CPUBATCH_WEIGHTED, 1, 8, 0);
 	unsigned int i;
 
 	for (i = 0; i < 8; i++) {
@@ -590,13 +590,13 @@ Test(pcpu, runs_split_by_backend)
 	destroy_and_check(pc, 16);
 }
 
-Test(pcpu, single_backend_without_backend_of)
+Test(cpubatch, single_backend_without_backend_of)
 {
-	struct lb_pcpu *pc;
+	struct lb_cpubatch *pc;
 	unsigned int i;
 
 	ops.backend_of = NULL;
-	pc = mk(LB_PCPU_WEIGHTED, 1, 8, 0);
+	pc = mk(LB_CPUBATCH_WEIGHTED, 1, 8, 0);
 	for (i = 0; i < 8; i++)
 		O[i].be = 0;
 	for (i = 0; i < 8; i++)
@@ -615,9 +615,9 @@ static void after_checks_lock(struct rec *r, struct rec_backend *be,
 	r->arg = be;
 }
 
-Test(pcpu, after_runs_outside_backend_lock)
+Test(cpubatch, after_runs_outside_backend_lock)
 {
-	struct lb_pcpu *pc = mk(LB_PCPU_WEIGHTED, 2, 4, 0);
+	struct lb_cpubatch *pc = mk(LB_CPUBATCH_WEIGHTED, 2, 4, 0);
 	unsigned int i;
 
 	R.on_after = after_checks_lock;
@@ -631,19 +631,19 @@ Test(pcpu, after_runs_outside_backend_lock)
 	destroy_and_check(pc, 12);
 }
 
-Test(pcpu, optional_callbacks_may_be_null)
+Test(cpubatch, optional_callbacks_may_be_null)
 {
-	struct lb_pcpu *pc;
+	struct lb_cpubatch *pc;
 	unsigned int i;
 
 	ops.after = NULL;
 	ops.get = NULL;
 	ops.put = NULL;
 	ops.backend_of = NULL;
-	pc = mk(LB_PCPU_BYPASS_LARGE, 2, 0, 0);
+	pc = mk(LB_CPUBATCH_BYPASS_LARGE, 2, 0, 0);
 	for (i = 0; i < 40; i++)
 		add(pc, i, 1 + (i % 9 == 0));
-	cr_assert(eq(int, lb_pcpu_destroy(pc), 0));
+	cr_assert(eq(int, lb_cpubatch_destroy(pc), 0));
 	for (i = 0; i < 40; i++)
 		cr_assert(eq(u32, O[i].commits, 1));
 	cr_assert(eq(u64, R.gets + R.puts + R.after_calls, 0));
@@ -651,10 +651,10 @@ Test(pcpu, optional_callbacks_may_be_null)
 }
 
 /* The batch holds exactly one reference per cached object. */
-Test(pcpu, get_put_balance)
+Test(cpubatch, get_put_balance)
 {
-	struct lb_pcpu *pc = mk(LB_PCPU_WEIGHTED, 3, 0, 0);
-	struct lb_pcpu_stats t;
+	struct lb_cpubatch *pc = mk(LB_CPUBATCH_WEIGHTED, 3, 0, 0);
+	struct lb_cpubatch_stats t;
 	unsigned int i, held;
 
 	for (i = 0; i < 150; i++) {
@@ -673,7 +673,7 @@ Test(pcpu, get_put_balance)
 }
 
 /*
- * C07: commit adds more objects to the same lb_pcpu, enough to flush the
+ * C07: commit adds more objects to the same lb_cpubatch, enough to flush the
  * slot again from inside commit. The back-end lock is a real spinlock:
  * taking it again would hang until the timeout.
  */
@@ -684,7 +684,7 @@ static int reentrant_rc[NOBJ];
 static void commit_adds(struct rec *r, struct rec_backend *be, void **objs,
 			unsigned int n)
 {
-	struct lb_pcpu *pc = r->arg;
+	struct lb_cpubatch *pc = r->arg;
 	unsigned int k;
 
 	/* Each commit adds up to 3 more, until the supply runs out. */
@@ -692,15 +692,15 @@ static void commit_adds(struct rec *r, struct rec_backend *be, void **objs,
 		unsigned int i = reentrant_next++;
 
 		O[i].weight = 1;
-		reentrant_rc[i] = lb_pcpu_add(pc, &O[i], &O[i].node, 1);
+		reentrant_rc[i] = lb_cpubatch_add(pc, &O[i], &O[i].node, 1);
 		if (reentrant_rc[i] == -EAGAIN)
 			reentrant_next--;	/* retried by a later commit */
 	}
 }
 
-Test(pcpu, c07_reentrant_add_from_commit, .timeout = 5)
+Test(cpubatch, c07_reentrant_add_from_commit, .timeout = 5)
 {
-	struct lb_pcpu *pc = mk(LB_PCPU_WEIGHTED, 2, 4, 0);
+	struct lb_cpubatch *pc = mk(LB_CPUBATCH_WEIGHTED, 2, 4, 0);
 	unsigned int i;
 
 	R.arg = pc;
@@ -711,7 +711,7 @@ Test(pcpu, c07_reentrant_add_from_commit, .timeout = 5)
 	for (i = 0; i < 8; i++)
 		cr_assert(ge(int, add(pc, i, 1), 0));
 	while (reentrant_next < reentrant_end)
-		cr_assert(ge(int, lb_pcpu_drain_local(pc), 0));
+		cr_assert(ge(int, lb_cpubatch_drain_local(pc), 0));
 	for (i = 8; i < 60; i++)
 		cr_assert(ge(int, reentrant_rc[i], 0), "object %u rc %d", i,
 			  reentrant_rc[i]);
@@ -730,7 +730,7 @@ static int eagain_at = -1;
 static void commit_adds_until_eagain(struct rec *r, struct rec_backend *be,
 				     void **objs, unsigned int n)
 {
-	struct lb_pcpu *pc = r->arg;
+	struct lb_cpubatch *pc = r->arg;
 	unsigned int i;
 	int rc;
 
@@ -738,7 +738,7 @@ static void commit_adds_until_eagain(struct rec *r, struct rec_backend *be,
 		return;
 	for (i = 1; i < 64; i++) {
 		O[i].weight = 1;
-		rc = lb_pcpu_add(pc, &O[i], &O[i].node, 1);
+		rc = lb_cpubatch_add(pc, &O[i], &O[i].node, 1);
 		if (rc == -EAGAIN) {
 			eagain_at = (int)i;
 			return;
@@ -747,10 +747,10 @@ static void commit_adds_until_eagain(struct rec *r, struct rec_backend *be,
 	}
 }
 
-Test(pcpu, reentrant_add_eagain_nothing_changed, .timeout = 5)
+Test(cpubatch, reentrant_add_eagain_nothing_changed, .timeout = 5)
 {
-	struct lb_pcpu *pc = mk(LB_PCPU_BASELINE, 1, 0, 0);
-	struct lb_pcpu_stats t;
+	struct lb_cpubatch *pc = mk(LB_CPUBATCH_BASELINE, 1, 0, 0);
+	struct lb_cpubatch_stats t;
 	unsigned int i;
 
 	R.arg = pc;
@@ -773,15 +773,15 @@ Test(pcpu, reentrant_add_eagain_nothing_changed, .timeout = 5)
 	destroy_and_check(pc, (unsigned int)eagain_at + 1);
 }
 
-Test(pcpu, destroy_rejects_null)
+Test(cpubatch, destroy_rejects_null)
 {
-	cr_assert(eq(int, lb_pcpu_destroy(NULL), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_destroy(NULL), -EINVAL));
 }
 
 /* Destroy drains every slot first: the back-end receives everything. */
-Test(pcpu, destroy_drains_everything)
+Test(cpubatch, destroy_drains_everything)
 {
-	struct lb_pcpu *pc = mk(LB_PCPU_WEIGHTED, 5, 0, 0);
+	struct lb_cpubatch *pc = mk(LB_CPUBATCH_WEIGHTED, 5, 0, 0);
 	unsigned int i;
 
 	for (i = 0; i < 100; i++) {
@@ -802,7 +802,7 @@ static int destroy_rc = 1;
 static void destroy_once(struct rec *r)
 {
 	if (destroy_rc == 1)
-		destroy_rc = lb_pcpu_destroy(r->arg);
+		destroy_rc = lb_cpubatch_destroy(r->arg);
 }
 
 static void get_destroys(struct rec *r, struct rec_obj *o)
@@ -810,9 +810,9 @@ static void get_destroys(struct rec *r, struct rec_obj *o)
 	destroy_once(r);
 }
 
-Test(pcpu, destroy_with_slot_lock_held_ebusy, .timeout = 5)
+Test(cpubatch, destroy_with_slot_lock_held_ebusy, .timeout = 5)
 {
-	struct lb_pcpu *pc = mk(LB_PCPU_WEIGHTED, 4, 0, 0);
+	struct lb_cpubatch *pc = mk(LB_CPUBATCH_WEIGHTED, 4, 0, 0);
 	unsigned int i;
 
 	R.arg = pc;
@@ -842,9 +842,9 @@ static void after_destroys(struct rec *r, struct rec_backend *be, void **objs,
 	destroy_once(r);
 }
 
-Test(pcpu, destroy_during_flush_ebusy, .timeout = 5)
+Test(cpubatch, destroy_during_flush_ebusy, .timeout = 5)
 {
-	struct lb_pcpu *pc = mk(LB_PCPU_WEIGHTED, 2, 4, 0);
+	struct lb_cpubatch *pc = mk(LB_CPUBATCH_WEIGHTED, 2, 4, 0);
 	unsigned int i;
 
 	R.arg = pc;

@@ -10,11 +10,11 @@
 #include <errno.h>
 #include <limits.h>
 
-#include <lockbatch/pcpu.h>
+#include <lockbatch/cpubatch.h>
 #include "internal.h"
-#include "pcpu_impl.h"
+#include "cpubatch_impl.h"
 
-static int outcome(struct lb_pcpu *pc, int res)
+static int outcome(struct lb_cpubatch *pc, int res)
 {
 	ck_pr_inc_64(&pc->drain.settle[res - LB_SETTLED]);
 	return res;
@@ -24,7 +24,7 @@ static int outcome(struct lb_pcpu *pc, int res)
  * The object sits in slot @idx, whose lock is held: the batch's reference
  * cannot go away, so R - 1 is what everybody else holds.
  */
-static int settle_cached(struct lb_pcpu *pc, void *obj, unsigned int idx,
+static int settle_cached(struct lb_cpubatch *pc, void *obj, unsigned int idx,
 			 long expected)
 {
 	struct lbi_slot *s = &pc->slots[idx];
@@ -50,7 +50,7 @@ static int settle_cached(struct lb_pcpu *pc, void *obj, unsigned int idx,
  * The caller read n->slot == 0 first; lbi_swap_out() raises inflight before
  * it clears the node, so a flush that took the object out is counted here.
  */
-static bool home_in_flight(const struct lb_pcpu *pc, const struct lb_node *n)
+static bool home_in_flight(const struct lb_cpubatch *pc, const struct lb_node *n)
 {
 	uint32_t home;
 
@@ -65,7 +65,7 @@ static bool home_in_flight(const struct lb_pcpu *pc, const struct lb_node *n)
 	return false;
 }
 
-static int settle(struct lb_pcpu *pc, void *obj, struct lb_node *n,
+static int settle(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 		  long expected)
 {
 	ck_backoff_t b = CK_BACKOFF_INITIALIZER;
@@ -115,7 +115,7 @@ static int settle(struct lb_pcpu *pc, void *obj, struct lb_node *n,
 			return outcome(pc, r == expected ? LB_SETTLED : LB_BUSY);
 		}
 		if (!deadline) {
-			deadline = lbi_now_ns() + LB_PCPU_SETTLE_WAIT_NS;
+			deadline = lbi_now_ns() + LB_CPUBATCH_SETTLE_WAIT_NS;
 			ck_pr_inc_64(&pc->drain.settle_waits);
 		} else if (lbi_now_ns() >= deadline) {
 			return outcome(pc, LB_BUSY);
@@ -124,7 +124,7 @@ static int settle(struct lb_pcpu *pc, void *obj, struct lb_node *n,
 	}
 }
 
-int lb_pcpu_settle_held(struct lb_pcpu *pc, void *obj, struct lb_node *n,
+int lb_cpubatch_settle_held(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 			long expected, long held)
 {
 	if (!pc || !obj || !n || expected < 0 || held < 0 ||
@@ -133,8 +133,8 @@ int lb_pcpu_settle_held(struct lb_pcpu *pc, void *obj, struct lb_node *n,
 	return settle(pc, obj, n, expected + held);
 }
 
-int lb_pcpu_settle(struct lb_pcpu *pc, void *obj, struct lb_node *n,
+int lb_cpubatch_settle(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 		   long expected)
 {
-	return lb_pcpu_settle_held(pc, obj, n, expected, 0);
+	return lb_cpubatch_settle_held(pc, obj, n, expected, 0);
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
- * lb_pcpu_settle() and lb_pcpu_settle_held(): outcomes, the one slot they
+ * lb_cpubatch_settle() and lb_cpubatch_settle_held(): outcomes, the one slot they
  * may flush, the in-flight window, bad input.
  */
 #include <errno.h>
@@ -57,7 +57,7 @@ Test(settle, drained_flushes_the_one_slot)
 	fx_add(&far, 1, 1);
 	snap(before);
 	/* The caller holds the owner's reference: expected 1, count 2. */
-	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &o, &o.node, 1), LB_DRAINED));
+	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &o, &o.node, 1), LB_DRAINED));
 	cr_assert(eq(long, fx_refcount(&o), 1));
 	cr_assert(eq(uint, fx_commits(&o), 1));
 	cr_assert(eq(uint, fx_commits(&other), 1));
@@ -68,7 +68,7 @@ Test(settle, drained_flushes_the_one_slot)
 	cr_assert(eq(u64, fx_slot_flushes(4, LB_FLUSH_DRAIN_OBJ), 1));
 	cr_assert(eq(u64, fx_stats().drain.drained, 1));
 	/* Now nothing is cached and the count is exact. */
-	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &o, &o.node, 1), LB_SETTLED));
+	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &o, &o.node, 1), LB_SETTLED));
 	cr_assert(eq(u64, fx_stats().drain.settled, 1));
 }
 
@@ -82,19 +82,19 @@ Test(settle, busy_never_flushes)
 	fx_get(&o);	/* a third party */
 	fx_get(&o);	/* and another */
 	snap(before);
-	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &o, &o.node, 1), LB_BUSY));
+	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &o, &o.node, 1), LB_BUSY));
 	assert_unchanged(before, "cached, surplus 3");
 	cr_assert(eq(u32, o.node.slot, 3), "still cached");
-	lb_pcpu_drain_obj(fx.pc, &o.node);
+	lb_cpubatch_drain_obj(fx.pc, &o.node);
 	snap(before);
-	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &o, &o.node, 1), LB_BUSY));
+	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &o, &o.node, 1), LB_BUSY));
 	assert_unchanged(before, "not cached, surplus 2");
 	fx_put(&o);
-	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &o, &o.node, 1), LB_BUSY),
+	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &o, &o.node, 1), LB_BUSY),
 		  "surplus 1, nothing in flight: someone else's");
 	cr_assert(eq(u64, fx_stats().drain.settle_waits, 0));
 	fx_put(&o);
-	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &o, &o.node, 1), LB_SETTLED));
+	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &o, &o.node, 1), LB_SETTLED));
 	cr_assert(eq(u64, fx_stats().drain.busy, 3));
 }
 
@@ -115,11 +115,11 @@ Test(settle, held_counts_every_pinned_unit)
 	fx_get(&o);
 	fx_get(&o);		/* 3 pinned units */
 	snap(before);
-	cr_assert(eq(int, lb_pcpu_settle_held(fx.pc, &o, &o.node, 1, 1), LB_BUSY));
+	cr_assert(eq(int, lb_cpubatch_settle_held(fx.pc, &o, &o.node, 1, 1), LB_BUSY));
 	assert_unchanged(before, "held too small");
-	cr_assert(eq(int, lb_pcpu_settle_held(fx.pc, &o, &o.node, 1, 3), LB_DRAINED));
+	cr_assert(eq(int, lb_cpubatch_settle_held(fx.pc, &o, &o.node, 1, 3), LB_DRAINED));
 	cr_assert(eq(long, fx_refcount(&o), 4));
-	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &o, &o.node, 4), LB_SETTLED),
+	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &o, &o.node, 4), LB_SETTLED),
 		  "settle(e + k) is settle_held(e, k)");
 }
 
@@ -131,18 +131,18 @@ Test(settle, count_below_expectation)
 	fx_obj_init(&o, 0);
 	fx_add(&o, 0, 1);
 	snap(before);
-	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &o, &o.node, 2), -ERANGE),
+	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &o, &o.node, 2), -ERANGE),
 		  "the caller counted the batch's reference");
-	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &o, &o.node, 5), -ERANGE));
+	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &o, &o.node, 5), -ERANGE));
 	assert_unchanged(before, "cached");
-	lb_pcpu_drain_obj(fx.pc, &o.node);
-	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &o, &o.node, 2), -ERANGE));
+	lb_cpubatch_drain_obj(fx.pc, &o.node);
+	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &o, &o.node, 2), -ERANGE));
 }
 
 Test(settle, bad_input_changes_nothing)
 {
 	struct lb_backend_ops norc = fx_ops;
-	struct lb_pcpu *other, *blind;
+	struct lb_cpubatch *other, *blind;
 	struct fx_obj o, f, never, b;
 	uint64_t before[NSLOTS];
 
@@ -157,28 +157,28 @@ Test(settle, bad_input_changes_nothing)
 	blind = fx_other(&norc);
 	cr_assert(ne(ptr, blind, NULL));
 	fx_set_cpu(1);
-	cr_assert(eq(int, lb_pcpu_add(other, &f, &f.node, 1), 0));
-	cr_assert(eq(int, lb_pcpu_add(blind, &b, &b.node, 1), 0));
+	cr_assert(eq(int, lb_cpubatch_add(other, &f, &f.node, 1), 0));
+	cr_assert(eq(int, lb_cpubatch_add(blind, &b, &b.node, 1), 0));
 	snap(before);
-	cr_assert(eq(int, lb_pcpu_settle(NULL, &o, &o.node, 1), -EINVAL));
-	cr_assert(eq(int, lb_pcpu_settle(fx.pc, NULL, &o.node, 1), -EINVAL));
-	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &o, NULL, 1), -EINVAL));
-	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &o, &o.node, -1), -EINVAL));
-	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &o, &o.node, LONG_MIN), -EINVAL));
-	cr_assert(eq(int, lb_pcpu_settle_held(fx.pc, &o, &o.node, 1, -3), -EINVAL));
-	cr_assert(eq(int, lb_pcpu_settle_held(fx.pc, &o, &o.node, LONG_MAX, 1),
+	cr_assert(eq(int, lb_cpubatch_settle(NULL, &o, &o.node, 1), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, NULL, &o.node, 1), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &o, NULL, 1), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &o, &o.node, -1), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &o, &o.node, LONG_MIN), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_settle_held(fx.pc, &o, &o.node, 1, -3), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_settle_held(fx.pc, &o, &o.node, LONG_MAX, 1),
 		     -EINVAL), "overflow");
-	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &never, &never.node, 1), -ENOENT));
-	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &f, &f.node, 1), -EXDEV));
-	cr_assert(eq(int, lb_pcpu_settle(blind, &b, &b.node, 1), -EOPNOTSUPP));
+	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &never, &never.node, 1), -ENOENT));
+	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &f, &f.node, 1), -EXDEV));
+	cr_assert(eq(int, lb_cpubatch_settle(blind, &b, &b.node, 1), -EOPNOTSUPP));
 	assert_unchanged(before, "bad input");
 	cr_assert(eq(u32, o.node.slot, 4), "still cached");
 	cr_assert(eq(u64, fx_stats().drain.settled + fx_stats().drain.drained +
 		     fx_stats().drain.busy, 0), "no outcome counted");
 	cr_assert(eq(uint, fx_commits(&f) + fx_commits(&b), 0));
-	cr_assert(eq(int, lb_pcpu_destroy(other), 0));
-	cr_assert(eq(int, lb_pcpu_destroy(blind), 0));
-	lb_pcpu_drain_all(fx.pc);
+	cr_assert(eq(int, lb_cpubatch_destroy(other), 0));
+	cr_assert(eq(int, lb_cpubatch_destroy(blind), 0));
+	lb_cpubatch_drain_all(fx.pc);
 	cr_assert(eq(uint, fx_commits(&o), 1), "nothing lost");
 	cr_assert(eq(uint, fx_commits(&f), 1));
 	cr_assert(eq(uint, fx_commits(&b), 1));
@@ -207,7 +207,7 @@ static void hold_after(struct fx_env *e, void **objs, unsigned int n)
 
 static void *flush_thread(void *arg)
 {
-	lb_pcpu_drain_obj(fx.pc, arg);
+	lb_cpubatch_drain_obj(fx.pc, arg);
 	return NULL;
 }
 
@@ -226,7 +226,7 @@ static void start_in_flight(struct fx_obj *o, pthread_t *t, int on_wait)
 
 /*
  * The flusher is released as soon as settle starts waiting; it must then
- * be scheduled within LB_PCPU_SETTLE_WAIT_NS. On a heavily loaded machine
+ * be scheduled within LB_CPUBATCH_SETTLE_WAIT_NS. On a heavily loaded machine
  * it may not be, and settle rightly gives up with BUSY: try again then,
  * a few times (a wrong BUSY without waiting fails at once).
  */
@@ -240,7 +240,7 @@ Test(settle, waits_for_the_flush_in_flight)
 	fx_obj_init(&o, 0);
 	for (attempt = 1; attempt <= 8; attempt++) {
 		start_in_flight(&o, &t, 1);
-		rc = lb_pcpu_settle(fx.pc, &o, &o.node, 1);
+		rc = lb_cpubatch_settle(fx.pc, &o, &o.node, 1);
 		cr_assert(rc == LB_SETTLED || rc == LB_BUSY, "settle: %d", rc);
 		cr_assert(eq(u64, fx_stats().drain.settle_waits, ++waits),
 			  "settle decided without waiting for the flush");
@@ -266,14 +266,14 @@ Test(settle, gives_up_after_the_bound)
 	start_in_flight(&o, &t, 0);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	t0 = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &o, &o.node, 1), LB_BUSY));
+	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &o, &o.node, 1), LB_BUSY));
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	cr_assert(ge(u64, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec - t0,
-		     LB_PCPU_SETTLE_WAIT_NS), "BUSY only after the full wait");
+		     LB_CPUBATCH_SETTLE_WAIT_NS), "BUSY only after the full wait");
 	cr_assert(eq(u64, fx_stats().drain.settle_waits, 1));
 	__atomic_store_n(&release_after, 1, __ATOMIC_RELEASE);
 	pthread_join(t, NULL);
-	cr_assert(eq(int, lb_pcpu_settle(fx.pc, &o, &o.node, 1), LB_SETTLED),
+	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &o, &o.node, 1), LB_SETTLED),
 		  "the retry succeeds once the flush is done");
 	cr_assert(eq(u64, fx_stats().total.flushes[LB_FLUSH_DRAIN_OBJ], 1));
 	fx.on_after = NULL;

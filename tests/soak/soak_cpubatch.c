@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
- * Soak part: lb_pcpu. Each thread owns its objects and adds, drains and
+ * Soak part: lb_cpubatch. Each thread owns its objects and adds, drains and
  * settles them; any thread drains everything, disables and enables. The
  * back-end is an lb_lock. Checked at once: a commit sees an object in a
  * batch (never twice), drain_obj and SETTLED leave no batch reference,
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 
 #include <lockbatch/lock.h>
-#include <lockbatch/pcpu.h>
+#include <lockbatch/cpubatch.h>
 #include "soak.h"
 
 #define OBJS 32		/* per thread */
@@ -27,7 +27,7 @@ struct sobj {
 	uint64_t commits;	/* atomic */
 };
 
-static struct lb_pcpu *pc;
+static struct lb_cpubatch *pc;
 static struct lb_lock be_lock;
 static struct sobj *objs;
 static unsigned int nr_thr;
@@ -69,20 +69,20 @@ static const struct lb_backend_ops ops = {
 	.get = get, .put = put, .refcount = refcount,
 };
 
-int soak_pcpu_setup(unsigned int nr_threads)
+int soak_cpubatch_setup(unsigned int nr_threads)
 {
-	struct lb_pcpu_conf c = { .mode = LB_PCPU_WEIGHTED, .ops = &ops,
+	struct lb_cpubatch_conf c = { .mode = LB_CPUBATCH_WEIGHTED, .ops = &ops,
 				  .backend = &be_lock };
 	unsigned int i;
 
 	nr_thr = nr_threads;
 	no_drain_wait = getenv("LB_SOAK_NO_DRAIN_WAIT") != NULL;
 	objs = calloc((size_t)nr_threads * OBJS, sizeof(*objs));
-	if (!objs || lb_lock_init(&be_lock, LB_LOCK_SPIN, "soak-pcpu"))
+	if (!objs || lb_lock_init(&be_lock, LB_LOCK_SPIN, "soak-cpubatch"))
 		return -1;
 	for (i = 0; i < nr_threads * OBJS; i++)
 		objs[i].refs = 1;
-	return lb_pcpu_create(&pc, &c);
+	return lb_cpubatch_create(&pc, &c);
 }
 
 /* Nothing of this object in a batch, nor in flight. */
@@ -99,7 +99,7 @@ static void add(struct sobj *o, struct lb_rng *g)
 	if (__atomic_load_n(&o->in_batch, __ATOMIC_ACQUIRE))
 		return;
 	__atomic_store_n(&o->in_batch, 1, __ATOMIC_RELEASE);
-	rc = lb_pcpu_add(pc, o, &o->node, 1 + lb_rng_below(g, 12));
+	rc = lb_cpubatch_add(pc, o, &o->node, 1 + lb_rng_below(g, 12));
 	if (rc == -EEXIST) {	/* swapped out, commit not yet run */
 		__atomic_store_n(&o->in_batch, 0, __ATOMIC_RELEASE);
 		return;
@@ -108,7 +108,7 @@ static void add(struct sobj *o, struct lb_rng *g)
 	o->adds++;
 }
 
-void soak_pcpu_op(unsigned int t, struct lb_rng *g)
+void soak_cpubatch_op(unsigned int t, struct lb_rng *g)
 {
 	struct sobj *o = &objs[t * OBJS + lb_rng_below(g, OBJS)];
 	unsigned int x = lb_rng_below(g, 1000);
@@ -117,13 +117,13 @@ void soak_pcpu_op(unsigned int t, struct lb_rng *g)
 	if (x < 800) {
 		add(o, g);
 	} else if (x < 900) {
-		rc = lb_pcpu_drain_obj(pc, &o->node);
+		rc = lb_cpubatch_drain_obj(pc, &o->node);
 		SOAK_CHECK(rc >= 0, "drain_obj: %d", rc);
 		SOAK_CHECK(no_drain_wait || unheld(o), "drain_obj returned "
 			   "while object %ld was in a batch or in flight",
 			   (long)(o - objs));
 	} else if (x < 980) {
-		rc = lb_pcpu_settle(pc, o, &o->node, 1);
+		rc = lb_cpubatch_settle(pc, o, &o->node, 1);
 		SOAK_CHECK(rc >= LB_SETTLED || rc == -EAGAIN || rc == -ENOENT,
 			   "settle: %d", rc);
 		if (rc == LB_SETTLED)
@@ -132,21 +132,21 @@ void soak_pcpu_op(unsigned int t, struct lb_rng *g)
 	} else if (x < 995) {
 		int was = __atomic_load_n(&o->in_batch, __ATOMIC_ACQUIRE);
 
-		SOAK_CHECK(lb_pcpu_drain_all(pc) >= 0, "drain_all");
+		SOAK_CHECK(lb_cpubatch_drain_all(pc) >= 0, "drain_all");
 		SOAK_CHECK(!was || unheld(o), "drain_all left an earlier add");
 	} else {
-		SOAK_CHECK(lb_pcpu_disable(pc) == 0, "disable");
-		SOAK_CHECK(lb_pcpu_enable(pc) >= 0, "enable");
+		SOAK_CHECK(lb_cpubatch_disable(pc) == 0, "disable");
+		SOAK_CHECK(lb_cpubatch_enable(pc) >= 0, "enable");
 	}
 }
 
-void soak_pcpu_check(void)
+void soak_cpubatch_check(void)
 {
-	struct lb_pcpu_stats st;
+	struct lb_cpubatch_stats st;
 	unsigned int i;
 
-	SOAK_CHECK(lb_pcpu_drain_all(pc) >= 0, "drain_all");
-	lb_pcpu_stats(pc, &st, NULL, 0);
+	SOAK_CHECK(lb_cpubatch_drain_all(pc) >= 0, "drain_all");
+	lb_cpubatch_stats(pc, &st, NULL, 0);
 	SOAK_CHECK(st.total.nr_cached == 0, "%llu cached after drain_all",
 		   (unsigned long long)st.total.nr_cached);
 	for (i = 0; i < nr_thr * OBJS; i++) {
@@ -159,9 +159,9 @@ void soak_pcpu_check(void)
 	}
 }
 
-void soak_pcpu_teardown(void)
+void soak_cpubatch_teardown(void)
 {
-	SOAK_CHECK(lb_pcpu_destroy(pc) == 0, "destroy");
+	SOAK_CHECK(lb_cpubatch_destroy(pc) == 0, "destroy");
 	lb_lock_destroy(&be_lock);
 	free(objs);
 }

@@ -3,11 +3,11 @@
  * Drain on demand, measured: 256 slots simulated through the injected CPU
  * id.
  *
- * 1. lb_pcpu_drain_obj() against lb_pcpu_drain_all() when every slot holds
+ * 1. lb_cpubatch_drain_obj() against lb_cpubatch_drain_all() when every slot holds
  *    a few objects (what a "drain everything" fallback costs compared with
  *    draining the one slot that holds the object), and against a drain_all
  *    that finds only that slot non-empty (the cost of the empty-slot scan).
- * 2. lb_pcpu_settle() on a cached object (DRAINED: one slot flushed), on a
+ * 2. lb_cpubatch_settle() on a cached object (DRAINED: one slot flushed), on a
  *    committed one (SETTLED), and on a cached one someone else also holds
  *    (BUSY: nothing flushed).
  * 3. drain_all calls per pass with 8 threads, each adding a few objects on
@@ -32,7 +32,7 @@
 #include <time.h>
 
 #include <lockbatch/lock.h>
-#include <lockbatch/pcpu.h>
+#include <lockbatch/cpubatch.h>
 
 #define NSLOTS 256
 #define PER_SLOT 8
@@ -47,7 +47,7 @@ struct bobj {
 static struct lb_lock be_lock;
 static unsigned long committed;
 static __thread int cur_cpu;
-static struct lb_pcpu *pc;
+static struct lb_cpubatch *pc;
 static struct bobj *objs;	/* NSLOTS * PER_SLOT, object i lives in slot i / PER_SLOT */
 
 static int cpu_fn(void *arg)
@@ -124,7 +124,7 @@ static void fill_slot(unsigned int s)
 
 	cur_cpu = (int)s;
 	for (i = s * PER_SLOT; i < (s + 1) * PER_SLOT; i++)
-		lb_pcpu_add(pc, &objs[i], &objs[i].node, 1);
+		lb_cpubatch_add(pc, &objs[i], &objs[i].node, 1);
 }
 
 static void fill_all(void)
@@ -157,17 +157,17 @@ static void bench_drains(struct result *r, unsigned int reps)
 	for (i = 0; i < reps; i++) {
 		fill_slot(NSLOTS / 2);
 		t = now_ns();
-		lb_pcpu_drain_obj(pc, &target->node);
+		lb_cpubatch_drain_obj(pc, &target->node);
 		samples[i] = now_ns() - t;
 	}
 	r->obj_full_ns = median(reps);
-	lb_pcpu_drain_all(pc);
+	lb_cpubatch_drain_all(pc);
 
 	/* drain_all with every slot full. */
 	for (i = 0; i < reps / 16 + 1; i++) {
 		fill_all();
 		t = now_ns();
-		lb_pcpu_drain_all(pc);
+		lb_cpubatch_drain_all(pc);
 		samples[i] = now_ns() - t;
 	}
 	r->all_full_ns = median(reps / 16 + 1);
@@ -176,7 +176,7 @@ static void bench_drains(struct result *r, unsigned int reps)
 	for (i = 0; i < reps; i++) {
 		fill_slot(NSLOTS / 2);
 		t = now_ns();
-		lb_pcpu_drain_all(pc);
+		lb_cpubatch_drain_all(pc);
 		samples[i] = now_ns() - t;
 	}
 	r->all_one_ns = median(reps);
@@ -192,7 +192,7 @@ static void bench_settle(struct result *r, unsigned int reps)
 	for (i = 0; i < reps; i++) {
 		fill_slot(3);
 		t = now_ns();
-		lb_pcpu_settle(pc, o, &o->node, 1);
+		lb_cpubatch_settle(pc, o, &o->node, 1);
 		samples[i] = now_ns() - t;
 	}
 	r->settle_drained_ns = median(reps);
@@ -201,7 +201,7 @@ static void bench_settle(struct result *r, unsigned int reps)
 	for (i = 0; i < reps / 16 + 1; i++) {
 		t = now_ns();
 		for (j = 0; j < 16; j++)
-			lb_pcpu_settle(pc, o, &o->node, 1);
+			lb_cpubatch_settle(pc, o, &o->node, 1);
 		samples[i] = now_ns() - t;
 	}
 	r->settle_settled_ns = median(reps / 16 + 1) / 16;
@@ -211,12 +211,12 @@ static void bench_settle(struct result *r, unsigned int reps)
 	for (i = 0; i < reps / 16 + 1; i++) {
 		t = now_ns();
 		for (j = 0; j < 16; j++)
-			lb_pcpu_settle(pc, o, &o->node, 1);
+			lb_cpubatch_settle(pc, o, &o->node, 1);
 		samples[i] = now_ns() - t;
 	}
 	r->settle_busy_ns = median(reps / 16 + 1) / 16;
 	put(o);
-	lb_pcpu_drain_all(pc);
+	lb_cpubatch_drain_all(pc);
 }
 
 static unsigned int calls_each;
@@ -234,9 +234,9 @@ static void *caller(void *arg)
 		for (j = 0; j < CALLER_OBJS; j++) {
 			struct bobj *o = &objs[slot * PER_SLOT + j];
 
-			lb_pcpu_add(pc, o, &o->node, 1);
+			lb_cpubatch_add(pc, o, &o->node, 1);
 		}
-		lb_pcpu_drain_all(pc);
+		lb_cpubatch_drain_all(pc);
 	}
 	return NULL;
 }
@@ -245,19 +245,19 @@ static void bench_coalesce(struct coalesce *r, unsigned int calls,
 			   long sleep_ns)
 {
 	pthread_t c[CALLERS];
-	struct lb_pcpu_stats before, after;
+	struct lb_cpubatch_stats before, after;
 	unsigned int i;
 
 	calls_each = calls / CALLERS + 1;
 	commit_sleep_ns = sleep_ns;
-	lb_pcpu_stats(pc, &before, NULL, 0);
+	lb_cpubatch_stats(pc, &before, NULL, 0);
 	pthread_barrier_init(&go, NULL, CALLERS);
 	for (i = 0; i < CALLERS; i++)
 		pthread_create(&c[i], NULL, caller, (void *)(uintptr_t)i);
 	for (i = 0; i < CALLERS; i++)
 		pthread_join(c[i], NULL);
 	pthread_barrier_destroy(&go);
-	lb_pcpu_stats(pc, &after, NULL, 0);
+	lb_cpubatch_stats(pc, &after, NULL, 0);
 	r->calls = after.drain.drain_all_calls - before.drain.drain_all_calls;
 	r->passes = after.drain.drain_all_passes - before.drain.drain_all_passes;
 	r->coalesced = after.drain.drain_all_coalesced -
@@ -265,7 +265,7 @@ static void bench_coalesce(struct coalesce *r, unsigned int calls,
 	r->slots_touched = after.drain.drain_all_slots_touched -
 			   before.drain.drain_all_slots_touched;
 	r->touched_per_pass = r->passes ? (double)r->slots_touched / r->passes : 0;
-	lb_pcpu_drain_all(pc);
+	lb_cpubatch_drain_all(pc);
 	commit_sleep_ns = 0;
 }
 
@@ -288,7 +288,7 @@ static void json_coalesce(const char *name, const struct coalesce *c, int last)
 
 static void print_table(const struct result *r)
 {
-	printf("lb_pcpu drain on demand, %u slots (injected CPU ids), %u objects per slot\n\n",
+	printf("lb_cpubatch drain on demand, %u slots (injected CPU ids), %u objects per slot\n\n",
 	       NSLOTS, PER_SLOT);
 	printf("%-44s %12s %10s\n", "operation", "ns/call", "vs drain_obj");
 	printf("%-44s %12.0f %10s\n", "drain_obj (every slot full)", r->obj_full_ns, "1.0x");
@@ -330,8 +330,8 @@ int main(int argc, char **argv)
 		.lock = be_lock_fn, .unlock = be_unlock_fn, .commit = commit,
 		.get = get, .put = put, .refcount = refcount,
 	};
-	struct lb_pcpu_conf conf = {
-		.nr_slots = NSLOTS, .mode = LB_PCPU_WEIGHTED, .ops = &ops,
+	struct lb_cpubatch_conf conf = {
+		.nr_slots = NSLOTS, .mode = LB_CPUBATCH_WEIGHTED, .ops = &ops,
 		.backend = &be_lock, .cpu_fn = cpu_fn,
 	};
 	unsigned int reps = 20000, i;
@@ -355,7 +355,7 @@ int main(int argc, char **argv)
 	objs = calloc(NSLOTS * PER_SLOT, sizeof(*objs));
 	samples = calloc(reps, sizeof(*samples));
 	if (!objs || !samples || lb_lock_init(&be_lock, LB_LOCK_SPIN, "backend") ||
-	    lb_pcpu_create(&pc, &conf))
+	    lb_cpubatch_create(&pc, &conf))
 		return 1;
 	for (i = 0; i < NSLOTS * PER_SLOT; i++)
 		objs[i].ref = 1;
@@ -368,7 +368,7 @@ int main(int argc, char **argv)
 		print_json(&r);
 	else
 		print_table(&r);
-	lb_pcpu_destroy(pc);
+	lb_cpubatch_destroy(pc);
 	lb_lock_destroy(&be_lock);
 	free(objs);
 	free(samples);

@@ -1,17 +1,17 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 #
-# Instructions per lb_pcpu_add() call, counted by callgrind: the inclusive
-# cost of every call to lb_pcpu_add divided by the number of calls, per
-# calling loop of bench_pcpu_add (see the comment at its top). Instruction
+# Instructions per lb_cpubatch_add() call, counted by callgrind: the inclusive
+# cost of every call to lb_cpubatch_add divided by the number of calls, per
+# calling loop of bench_cpubatch_add (see the comment at its top). Instruction
 # counts are stable where wall time is not.
 #
-# usage: bench-pcpu-add.sh VALGRIND BENCH_PROGRAM [--json]
+# usage: bench-cpubatch-add.sh VALGRIND BENCH_PROGRAM [--json]
 valgrind=$1
 prog=$2
 json=${3:-}
 if [ -z "$valgrind" ]; then
-	echo "bench-pcpu-add: valgrind not found at configure time; skipped"
+	echo "bench-cpubatch-add: valgrind not found at configure time; skipped"
 	exit 0
 fi
 out=$(mktemp "${TMPDIR:-/tmp}/lb-callgrind.XXXXXX") || exit 1
@@ -22,7 +22,7 @@ if ! "$valgrind" --tool=callgrind --callgrind-out-file="$out" \
 	cat "$out.log" >&2
 	exit 1
 fi
-# After "cfn=lb_pcpu_add" come "calls=N ..." and the inclusive cost line.
+# After "cfn=lb_cpubatch_add" come "calls=N ..." and the inclusive cost line.
 src=$(sed -n 's/^cpu_source=//p' "$out.log")
 awk -v json="$json" -v src="$src" '
 /^fn=/ { fn = substr($0, 4) }
@@ -31,7 +31,7 @@ awk -v json="$json" -v src="$src" '
 	split($0, a, /[= ]/)
 	calls = a[2]
 	getline
-	if (cfn == "lb_pcpu_add") {
+	if (cfn == "lb_cpubatch_add") {
 		n[fn] += calls
 		ir[fn] += $2
 	}
@@ -43,7 +43,7 @@ END {
 	desc["loop_noflush_cpu"] = "no-flush path, CPU id: " src
 	desc["loop_all_injected"] = "all adds, a flush every 31st"
 	if (json == "--json") {
-		printf "{\"bench\":\"pcpu_add\",\"tool\":\"callgrind\","
+		printf "{\"bench\":\"cpubatch_add\",\"tool\":\"callgrind\","
 		printf "\"cpu_source\":\"%s\"", src
 		for (i = 1; i <= 3; i++)
 			printf ",\"%s\":{\"calls\":%d,\"instructions_per_add\":%.1f}",
@@ -51,7 +51,7 @@ END {
 		printf "}\n"
 		exit
 	}
-	printf "instructions per lb_pcpu_add (no-flush path): %.1f\n",
+	printf "instructions per lb_cpubatch_add (no-flush path): %.1f\n",
 	       per(f[1])
 	printf "%-38s %10s %12s\n", "loop", "calls", "instr/add"
 	for (i = 1; i <= 3; i++)

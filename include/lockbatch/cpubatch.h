@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
-#ifndef LOCKBATCH_PCPU_H
-#define LOCKBATCH_PCPU_H
+#ifndef LOCKBATCH_CPUBATCH_H
+#define LOCKBATCH_CPUBATCH_H
 
 #include <stdint.h>
 
@@ -10,9 +10,9 @@
 /**
  * DOC: Per-CPU batches in front of a locked back-end
  *
- * &struct lb_pcpu keeps one size-weighted batch (&struct lb_wbatch) per
+ * &struct lb_cpubatch keeps one size-weighted batch (&struct lb_wbatch) per
  * slot, one slot per CPU, in front of a back-end behind a hot lock (an LRU
- * list, a free list, a pool). lb_pcpu_add() appends an object to the
+ * list, a free list, a pool). lb_cpubatch_add() appends an object to the
  * current CPU's batch under that slot's own spinlock; when the batch is
  * full by entries or by weight it is flushed:
  *
@@ -27,11 +27,11 @@
  *
  * So up to 31 objects cost one back-end lock acquisition instead of 31,
  * and, unlike Linux 6.12 where every large folio flushes the batch, small
- * multi-unit objects are batched too (%LB_PCPU_WEIGHTED).
+ * multi-unit objects are batched too (%LB_CPUBATCH_WEIGHTED).
  *
  * Lock order: a slot lock is never held while a back-end lock is taken,
  * and a back-end lock is never held while a slot lock is taken, with one
- * exception: an add made from inside @commit (see lb_pcpu_add()) takes a
+ * exception: an add made from inside @commit (see lb_cpubatch_add()) takes a
  * slot lock under the back-end lock, which is safe because no path takes
  * a back-end lock under a slot lock.
  *
@@ -48,9 +48,9 @@
  * has been committed and @after has run.
  *
  * Concurrency (X = needs external exclusion, - = safe together; drain_obj
- * stands for lb_pcpu_drain_obj() and lb_pcpu_drain_objs(), settle for both
- * settle calls, drain_all for lb_pcpu_drain_all() and its forced variant,
- * disable for lb_pcpu_disable() and lb_pcpu_enable()):
+ * stands for lb_cpubatch_drain_obj() and lb_cpubatch_drain_objs(), settle for both
+ * settle calls, drain_all for lb_cpubatch_drain_all() and its forced variant,
+ * disable for lb_cpubatch_disable() and lb_cpubatch_enable()):
  *
  * ===========  ===  ===========  =========  ======  =========  =======  =====  =======
  *              add  drain_local  drain_obj  settle  drain_all  disable  stats  destroy
@@ -65,16 +65,16 @@
  * destroy       X        X           X         X        X          X       X       X
  * ===========  ===  ===========  =========  ======  =========  =======  =====  =======
  *
- * From inside @commit, @after or @put only lb_pcpu_add(), lb_pcpu_enable()
- * and lb_pcpu_stats() may be called; the drain and settle calls return
+ * From inside @commit, @after or @put only lb_cpubatch_add(), lb_cpubatch_enable()
+ * and lb_cpubatch_stats() may be called; the drain and settle calls return
  * %-EDEADLK there.
  *
- * Drain on demand (second half of this header): lb_pcpu_drain_obj() and
- * lb_pcpu_drain_objs() flush only the slots holding given objects;
- * lb_pcpu_settle() checks an object's reference count against what the
+ * Drain on demand (second half of this header): lb_cpubatch_drain_obj() and
+ * lb_cpubatch_drain_objs() flush only the slots holding given objects;
+ * lb_cpubatch_settle() checks an object's reference count against what the
  * caller can account for and flushes the one slot holding it only when the
- * batch's reference is the whole surplus; lb_pcpu_drain_all() flushes
- * every slot, concurrent callers sharing passes; lb_pcpu_disable() turns
+ * batch's reference is the whole surplus; lb_cpubatch_drain_all() flushes
+ * every slot, concurrent callers sharing passes; lb_cpubatch_disable() turns
  * batching off.
  *
  * Sources: mm/swap.c folio_add_lru(), folio_batch_add_and_move(),
@@ -84,36 +84,36 @@
  */
 
 /**
- * enum lb_pcpu_mode - How adds are batched.
- * @LB_PCPU_BASELINE: No batching: every add takes the back-end lock for
+ * enum lb_cpubatch_mode - How adds are batched.
+ * @LB_CPUBATCH_BASELINE: No batching: every add takes the back-end lock for
  *                    that one object (a batch of one).
- * @LB_PCPU_BYPASS_LARGE: Linux 6.12: single-unit objects are batched by
+ * @LB_CPUBATCH_BYPASS_LARGE: Linux 6.12: single-unit objects are batched by
  *                        entries; an object of weight > 1 is appended and
  *                        flushes the batch at once.
- * @LB_PCPU_WEIGHTED: Size-weighted: batched by entries and by weight; an
+ * @LB_CPUBATCH_WEIGHTED: Size-weighted: batched by entries and by weight; an
  *                    object whose weight reaches the weight cap never
  *                    waits.
  */
-enum lb_pcpu_mode {
-	LB_PCPU_BASELINE,
-	LB_PCPU_BYPASS_LARGE,
-	LB_PCPU_WEIGHTED,
+enum lb_cpubatch_mode {
+	LB_CPUBATCH_BASELINE,
+	LB_CPUBATCH_BYPASS_LARGE,
+	LB_CPUBATCH_WEIGHTED,
 };
 
 /**
  * enum lb_flush_cause - Why a batch was flushed.
  * @LB_FLUSH_FULL: The add filled the batch by entries (or, in
- *                 %LB_PCPU_BASELINE, every add).
+ *                 %LB_CPUBATCH_BASELINE, every add).
  * @LB_FLUSH_WEIGHT: The add took the batch over its weight cap.
  * @LB_FLUSH_BYPASS: The object may not wait (weight > 1 in
- *                   %LB_PCPU_BYPASS_LARGE, weight >= cap in
- *                   %LB_PCPU_WEIGHTED).
- * @LB_FLUSH_DRAIN_LOCAL: lb_pcpu_drain_local().
+ *                   %LB_CPUBATCH_BYPASS_LARGE, weight >= cap in
+ *                   %LB_CPUBATCH_WEIGHTED).
+ * @LB_FLUSH_DRAIN_LOCAL: lb_cpubatch_drain_local().
  * @LB_FLUSH_DRAIN_OBJ: a targeted drain of the slot holding one object.
  * @LB_FLUSH_DRAIN_OBJS: a batched targeted drain of several objects.
  * @LB_FLUSH_DRAIN_ALL: a drain of every slot.
  * @LB_FLUSH_DISABLE: batching was disabled.
- * @LB_FLUSH_DESTROY: lb_pcpu_destroy().
+ * @LB_FLUSH_DESTROY: lb_cpubatch_destroy().
  * @LB_FLUSH_NR: Number of causes.
  */
 enum lb_flush_cause {
@@ -137,7 +137,7 @@ enum lb_flush_cause {
  *        swapped out for commit); readers without the lock must recheck
  *        under it.
  * @home: Index + 1 of the slot that cached the object last; never cleared.
- * @owner: Id of the &struct lb_pcpu that cached the object last (0: never
+ * @owner: Id of the &struct lb_cpubatch that cached the object last (0: never
  *         added).
  *
  * Zero-initialise it (%LB_NODE_INIT) before the first add.
@@ -165,11 +165,11 @@ struct lb_node {
 /**
  * struct lb_backend_ops - What a back-end provides.
  * @backend_of: The back-end an object belongs to (e.g. its lruvec). NULL:
- *              every object belongs to &lb_pcpu_conf.backend.
+ *              every object belongs to &lb_cpubatch_conf.backend.
  * @lock: Take the back-end's lock (e.g. lb_lock_acquire()). Required.
  * @unlock: Drop it. Required.
  * @commit: Move @n objects into the back-end; called with its lock held.
- *          Required. May call lb_pcpu_add() (see there).
+ *          Required. May call lb_cpubatch_add() (see there).
  * @after: Secondary work on the committed run, after @unlock, with no lock
  *         of this library held. Optional.
  * @get: Take the batch's reference on an object entering a batch; called
@@ -189,21 +189,21 @@ struct lb_backend_ops {
 };
 
 /**
- * struct lb_pcpu_conf - Creation parameters.
+ * struct lb_cpubatch_conf - Creation parameters.
  * @nr_slots: Number of slots; 0 means lb_cpu_count(). At most
- *            %LB_PCPU_MAX_SLOTS.
- * @mode: %LB_PCPU_BASELINE, %LB_PCPU_BYPASS_LARGE or %LB_PCPU_WEIGHTED.
+ *            %LB_CPUBATCH_MAX_SLOTS.
+ * @mode: %LB_CPUBATCH_BASELINE, %LB_CPUBATCH_BYPASS_LARGE or %LB_CPUBATCH_WEIGHTED.
  * @max_nr: Entry cap per batch, 1..%LB_WBATCH_MAX; 0 means 31.
- * @max_weight: Weight cap per batch in base units (%LB_PCPU_WEIGHTED
+ * @max_weight: Weight cap per batch in base units (%LB_CPUBATCH_WEIGHTED
  *              only), 1..%LB_WBATCH_WEIGHT_MAX; 0 means 31.
  * @ops: The back-end operations; copied at creation.
  * @backend: The back-end passed to @ops when @ops->backend_of is NULL.
  * @cpu_fn: CPU-id source; NULL means lb_cpu_current().
  * @cpu_arg: Argument for @cpu_fn.
  */
-struct lb_pcpu_conf {
+struct lb_cpubatch_conf {
 	unsigned int nr_slots;
-	enum lb_pcpu_mode mode;
+	enum lb_cpubatch_mode mode;
 	unsigned int max_nr;
 	uint32_t max_weight;
 	const struct lb_backend_ops *ops;
@@ -212,12 +212,12 @@ struct lb_pcpu_conf {
 	void *cpu_arg;
 };
 
-/** define LB_PCPU_MAX_SLOTS - Largest slot count accepted (65536). */
-#define LB_PCPU_MAX_SLOTS 65536u
+/** define LB_CPUBATCH_MAX_SLOTS - Largest slot count accepted (65536). */
+#define LB_CPUBATCH_MAX_SLOTS 65536u
 
 /**
- * struct lb_pcpu_slot_stats - Counters of one slot (or their sum).
- * @adds: Successful lb_pcpu_add() calls (derived: @objs_flushed +
+ * struct lb_cpubatch_slot_stats - Counters of one slot (or their sum).
+ * @adds: Successful lb_cpubatch_add() calls (derived: @objs_flushed +
  *        @nr_cached, since every add enters a batch and leaves it only by
  *        a flush; the add fast path keeps no counter of its own).
  * @weight_added: Summed weight of those adds, in base units (derived the
@@ -228,7 +228,7 @@ struct lb_pcpu_conf {
  * @nr_cached: Objects in the batch when the snapshot was taken.
  * @weight_cached: Their summed weight.
  */
-struct lb_pcpu_slot_stats {
+struct lb_cpubatch_slot_stats {
 	uint64_t adds;
 	uint64_t weight_added;
 	uint64_t flushes[LB_FLUSH_NR];
@@ -239,14 +239,14 @@ struct lb_pcpu_slot_stats {
 };
 
 /**
- * struct lb_pcpu_drain_stats - Counters of the drain-on-demand paths.
- * @settled: lb_pcpu_settle() calls that returned %LB_SETTLED.
+ * struct lb_cpubatch_drain_stats - Counters of the drain-on-demand paths.
+ * @settled: lb_cpubatch_settle() calls that returned %LB_SETTLED.
  * @drained: ... that returned %LB_DRAINED (each flushed exactly one slot).
  * @busy: ... that returned %LB_BUSY (none flushed anything).
  * @settle_waits: Settles that waited for in-flight flushes of the object's
  *                home slot before deciding.
- * @drain_all_calls: lb_pcpu_drain_all(), lb_pcpu_drain_all_forced() and
- *                   lb_pcpu_disable() calls that ran or shared a pass.
+ * @drain_all_calls: lb_cpubatch_drain_all(), lb_cpubatch_drain_all_forced() and
+ *                   lb_cpubatch_disable() calls that ran or shared a pass.
  * @drain_all_passes: Passes run (each under the drain mutex).
  * @drain_all_forced: Forced passes among them.
  * @drain_all_coalesced: Calls that returned on a pass another caller ran
@@ -256,13 +256,13 @@ struct lb_pcpu_slot_stats {
  *                           non-forced pass skipped as empty are not
  *                           counted. Per pass: divide by @drain_all_passes.
  * @drain_all_slots_max: Most slots a single pass touched.
- * @disable_depth: Current lb_pcpu_disable() nesting count (0: enabled).
+ * @disable_depth: Current lb_cpubatch_disable() nesting count (0: enabled).
  *
- * Flushes by cause (%LB_FLUSH_DRAIN_OBJ for lb_pcpu_drain_obj() and the
+ * Flushes by cause (%LB_FLUSH_DRAIN_OBJ for lb_cpubatch_drain_obj() and the
  * flush of a DRAINED settle, %LB_FLUSH_DRAIN_OBJS, %LB_FLUSH_DRAIN_ALL,
- * %LB_FLUSH_DISABLE) are in &struct lb_pcpu_slot_stats.
+ * %LB_FLUSH_DISABLE) are in &struct lb_cpubatch_slot_stats.
  */
-struct lb_pcpu_drain_stats {
+struct lb_cpubatch_drain_stats {
 	uint64_t settled;
 	uint64_t drained;
 	uint64_t busy;
@@ -277,7 +277,7 @@ struct lb_pcpu_drain_stats {
 };
 
 /**
- * struct lb_pcpu_stats - Whole-object statistics.
+ * struct lb_cpubatch_stats - Whole-object statistics.
  * @total: Sum of every slot's counters.
  * @backend_locks: Back-end lock acquisitions made by flushes (one per run).
  * @nr_slots: Number of slots.
@@ -285,32 +285,32 @@ struct lb_pcpu_drain_stats {
  *           calling thread uses; %LB_CPU_SRC_GETCPU when glibc's rseq
  *           registration is off, e.g. ``GLIBC_TUNABLES=glibc.pthread.rseq=0``).
  * @drain: Settle outcomes and drain_all passes; see
- *         &struct lb_pcpu_drain_stats.
+ *         &struct lb_cpubatch_drain_stats.
  */
-struct lb_pcpu_stats {
-	struct lb_pcpu_slot_stats total;
+struct lb_cpubatch_stats {
+	struct lb_cpubatch_slot_stats total;
 	uint64_t backend_locks;
 	unsigned int nr_slots;
 	enum lb_cpu_src cpu_src;
-	struct lb_pcpu_drain_stats drain;
+	struct lb_cpubatch_drain_stats drain;
 };
 
-struct lb_pcpu;
+struct lb_cpubatch;
 
 /**
- * lb_pcpu_create() - Allocate per-CPU batches in front of a back-end.
+ * lb_cpubatch_create() - Allocate per-CPU batches in front of a back-end.
  * @pcp: Where to store the new object.
- * @conf: Parameters; see &struct lb_pcpu_conf.
+ * @conf: Parameters; see &struct lb_cpubatch_conf.
  *
  * Context: Any thread. Allocates (one cache-aligned slot per CPU).
  * Return: 0, %-EINVAL if @pcp, @conf, @conf->ops, @ops->lock, @ops->unlock
  * or @ops->commit is NULL, the mode is unknown, or a cap or the slot count
  * is out of range; %-ENOMEM if memory ran out. *@pcp is set only on success.
  */
-int lb_pcpu_create(struct lb_pcpu **pcp, const struct lb_pcpu_conf *conf);
+int lb_cpubatch_create(struct lb_cpubatch **pcp, const struct lb_cpubatch_conf *conf);
 
 /**
- * lb_pcpu_destroy() - Drain every slot and free the object.
+ * lb_cpubatch_destroy() - Drain every slot and free the object.
  * @pc: The object.
  *
  * Every cached object is committed first (cause %LB_FLUSH_DESTROY):
@@ -321,10 +321,10 @@ int lb_pcpu_create(struct lb_pcpu **pcp, const struct lb_pcpu_conf *conf);
  * Context: Takes slot and back-end locks; runs @commit, @after and @put.
  * Return: 0, %-EINVAL if @pc is NULL, %-EBUSY if a slot was in use.
  */
-int lb_pcpu_destroy(struct lb_pcpu *pc);
+int lb_cpubatch_destroy(struct lb_cpubatch *pc);
 
 /**
- * lb_pcpu_add() - Hand an object to the back-end through the current CPU's batch.
+ * lb_cpubatch_add() - Hand an object to the back-end through the current CPU's batch.
  * @pc: The object.
  * @obj: The object to add; not NULL.
  * @n: Its tracking node; must not be cached already.
@@ -336,7 +336,7 @@ int lb_pcpu_destroy(struct lb_pcpu *pc);
  * never takes the back-end lock: if it has to flush, the swapped-out batch
  * is committed by the outer flush right after it drops the back-end lock,
  * so every object still reaches the back-end exactly once. While batching
- * is disabled (lb_pcpu_disable()) every add flushes its batch at once
+ * is disabled (lb_cpubatch_disable()) every add flushes its batch at once
  * (cause %LB_FLUSH_DISABLE unless a size rule applies too); the disabled
  * count is read under the slot lock, one load on the fast path.
  *
@@ -352,11 +352,11 @@ int lb_pcpu_destroy(struct lb_pcpu *pc);
  * * %-EAGAIN - a re-entrant add found too many batches already queued
  *   behind the outer flush. Nothing changed.
  */
-int lb_pcpu_add(struct lb_pcpu *pc, void *obj, struct lb_node *n,
+int lb_cpubatch_add(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 		uint32_t weight);
 
 /**
- * lb_pcpu_drain_local() - Flush the current CPU's batch.
+ * lb_cpubatch_drain_local() - Flush the current CPU's batch.
  * @pc: The object.
  *
  * Context: Takes the slot lock, then (if the batch held anything) the
@@ -364,10 +364,10 @@ int lb_pcpu_add(struct lb_pcpu *pc, void *obj, struct lb_node *n,
  * Return: the number of objects flushed (0 if the batch was empty), or
  * %-EINVAL if @pc is NULL.
  */
-int lb_pcpu_drain_local(struct lb_pcpu *pc);
+int lb_cpubatch_drain_local(struct lb_cpubatch *pc);
 
 /**
- * lb_pcpu_stats() - Snapshot the counters.
+ * lb_cpubatch_stats() - Snapshot the counters.
  * @pc: The object.
  * @out: Totals (and slot count, CPU-id source); may be NULL.
  * @slots: Per-slot counters, @nr entries; may be NULL.
@@ -380,18 +380,18 @@ int lb_pcpu_drain_local(struct lb_pcpu *pc);
  * Return: the number of slots, or %-EINVAL if @pc is NULL or @slots is
  * NULL with @nr > 0.
  */
-int lb_pcpu_stats(struct lb_pcpu *pc, struct lb_pcpu_stats *out,
-		  struct lb_pcpu_slot_stats *slots, unsigned int nr);
+int lb_cpubatch_stats(struct lb_cpubatch *pc, struct lb_cpubatch_stats *out,
+		  struct lb_cpubatch_slot_stats *slots, unsigned int nr);
 
 /**
- * lb_pcpu_flush_cause_name() - A short name for a flush cause.
+ * lb_cpubatch_flush_cause_name() - A short name for a flush cause.
  * @cause: The cause.
  *
  * Context: Any thread.
  * Return: "full", "weight", "bypass", "drain_local", "drain_obj",
  * "drain_objs", "drain_all", "disable", "destroy", or "invalid".
  */
-const char *lb_pcpu_flush_cause_name(enum lb_flush_cause cause);
+const char *lb_cpubatch_flush_cause_name(enum lb_flush_cause cause);
 
 /*
  * Drain on demand.
@@ -405,14 +405,14 @@ const char *lb_pcpu_flush_cause_name(enum lb_flush_cause cause);
  * object, and a reference check can tell when draining cannot help.
  *
  * None of these calls may be made from @commit, @after or @put (of any
- * &struct lb_pcpu): @commit runs under the back-end lock a flush would take
+ * &struct lb_cpubatch): @commit runs under the back-end lock a flush would take
  * again, and the waits below would wait for the caller's own flush. They
  * return %-EDEADLK there instead.
  */
 
 /**
- * lb_pcpu_drain_obj() - Flush the one slot whose batch holds an object.
- * @pc: The object's &struct lb_pcpu.
+ * lb_cpubatch_drain_obj() - Flush the one slot whose batch holds an object.
+ * @pc: The object's &struct lb_cpubatch.
  * @n: The object's node.
  *
  * Reads @n->slot, takes that slot's lock and checks again that the node is
@@ -423,12 +423,12 @@ const char *lb_pcpu_flush_cause_name(enum lb_flush_cause cause);
  * no other slot is read or locked.
  *
  * The result holds only as long as nobody adds the object again. To rely
- * on "not cached" after the call the caller must exclude lb_pcpu_add() of
+ * on "not cached" after the call the caller must exclude lb_cpubatch_add() of
  * this object, as the kernel does with the folio lock or by isolating the
  * folio from its LRU (an isolated folio is not re-added until putback).
  * A return of 0 also covers an object whose batch another thread is
  * flushing right now: it has left its batch but its commit and @put may
- * still be running (lb_pcpu_settle() waits for that window).
+ * still be running (lb_cpubatch_settle() waits for that window).
  *
  * Source: the per-folio drain Linux lacks (lru_cache_drain_for_folio()
  * drains locally, then everywhere; "mm: allow smaller large folios to use
@@ -445,20 +445,20 @@ const char *lb_pcpu_flush_cause_name(enum lb_flush_cause cause);
  *   in flight).
  * * %-EINVAL - @pc or @n is NULL, or @n holds a slot number @pc cannot have
  *   written (a corrupt or uninitialised node).
- * * %-EXDEV - @n was last cached by another &struct lb_pcpu.
+ * * %-EXDEV - @n was last cached by another &struct lb_cpubatch.
  * * %-EAGAIN - @n kept moving between slots (the caller does not exclude
  *   adds); nothing was flushed.
  * * %-EDEADLK - called from @commit, @after or @put.
  */
-int lb_pcpu_drain_obj(struct lb_pcpu *pc, struct lb_node *n);
+int lb_cpubatch_drain_obj(struct lb_cpubatch *pc, struct lb_node *n);
 
 /**
- * lb_pcpu_drain_objs() - Flush the slots holding any of several objects, each once.
- * @pc: The objects' &struct lb_pcpu.
+ * lb_cpubatch_drain_objs() - Flush the slots holding any of several objects, each once.
+ * @pc: The objects' &struct lb_cpubatch.
  * @nodes: Their nodes, @cnt entries; duplicates and uncached nodes are fine.
  * @cnt: Number of entries in @nodes.
  *
- * Like lb_pcpu_drain_obj() for every node, but a slot is flushed at most
+ * Like lb_cpubatch_drain_obj() for every node, but a slot is flushed at most
  * once per call (cause %LB_FLUSH_DRAIN_OBJS): objects found in a slot this
  * call already flushed were re-added after that flush and are left there.
  * This is the batching of "mm: batch lru_cache draining in
@@ -472,16 +472,16 @@ int lb_pcpu_drain_obj(struct lb_pcpu *pc, struct lb_node *n);
  * Return: the number of slots flushed (0..min(@cnt, slot count)), or
  * * %-EINVAL - @pc is NULL, @nodes is NULL with @cnt > 0, an entry is
  *   NULL or corrupt. Nothing flushed.
- * * %-EXDEV - an entry was last cached by another &struct lb_pcpu.
+ * * %-EXDEV - an entry was last cached by another &struct lb_cpubatch.
  *   Nothing flushed.
  * * %-ENOMEM - the slot bitmap could not be allocated. Nothing flushed.
  * * %-EDEADLK - called from @commit, @after or @put. Nothing flushed.
  */
-int lb_pcpu_drain_objs(struct lb_pcpu *pc, struct lb_node *const *nodes,
+int lb_cpubatch_drain_objs(struct lb_cpubatch *pc, struct lb_node *const *nodes,
 		       unsigned int cnt);
 
 /**
- * enum lb_settle_result - Outcome of lb_pcpu_settle().
+ * enum lb_settle_result - Outcome of lb_cpubatch_settle().
  * @LB_SETTLED: The count equalled the expectation and the object was in no
  *              batch. Nothing was flushed.
  * @LB_DRAINED: The only reference beyond the expectation was the batch's:
@@ -501,7 +501,7 @@ enum lb_settle_result {
 };
 
 /**
- * define LB_PCPU_SETTLE_WAIT_NS - Longest settle wait for a flush in progress (10 ms).
+ * define LB_CPUBATCH_SETTLE_WAIT_NS - Longest settle wait for a flush in progress (10 ms).
  *
  * A flush of the object's home slot that is between swap-out and @put
  * still holds the batch's reference while the node already reads "not
@@ -510,12 +510,12 @@ enum lb_settle_result {
  * a flushing thread preempted for a time slice, short enough for a caller
  * that will retry.
  */
-#define LB_PCPU_SETTLE_WAIT_NS 10000000ull
+#define LB_CPUBATCH_SETTLE_WAIT_NS 10000000ull
 
 /**
- * lb_pcpu_settle() - Make an object's reference count exact, draining only if that can help.
- * @pc: The object's &struct lb_pcpu.
- * @obj: The object (what lb_pcpu_add() was given; passed to @refcount).
+ * lb_cpubatch_settle() - Make an object's reference count exact, draining only if that can help.
+ * @pc: The object's &struct lb_cpubatch.
+ * @obj: The object (what lb_cpubatch_add() was given; passed to @refcount).
  * @n: Its node.
  * @expected: Every reference the caller can account for, its own included
  *            (mappings, caches, the caller's pin or pins), but not the
@@ -539,15 +539,15 @@ enum lb_settle_result {
  * before it commits and drops the batch's reference with @put. A settle
  * landing in between sees R == @expected + 1 and no slot. If the object's
  * home slot (&lb_node.home) has flushes in flight, settle waits for them
- * (up to %LB_PCPU_SETTLE_WAIT_NS) and decides again; if none are in flight
+ * (up to %LB_CPUBATCH_SETTLE_WAIT_NS) and decides again; if none are in flight
  * the surplus is someone else's: %LB_BUSY. A surplus of two or more is
  * %LB_BUSY without waiting. A re-add of the object to another slot while
  * its previous flush is still in flight also reads as %LB_BUSY.
  *
  * Retry contract: %LB_SETTLED and %LB_DRAINED describe the count at one
  * instant during the call; to act on them (freeze the count, migrate) the
- * caller must keep new references out, and must exclude lb_pcpu_add() of
- * the object (object lock or isolation, see lb_pcpu_drain_obj()). %LB_BUSY
+ * caller must keep new references out, and must exclude lb_cpubatch_add() of
+ * the object (object lock or isolation, see lb_cpubatch_drain_obj()). %LB_BUSY
  * changed nothing: the caller may retry later (the kernel's split returns
  * -EAGAIN) and a retry is always safe; it becomes %LB_DRAINED or
  * %LB_SETTLED once the other holders let go. Never retry with a larger
@@ -564,12 +564,12 @@ enum lb_settle_result {
  *
  * Context: Any thread but a callback. May take the object's slot lock and
  * the back-end lock; calls @refcount (also under the slot lock: it must not
- * block or call into @pc); may wait up to %LB_PCPU_SETTLE_WAIT_NS.
+ * block or call into @pc); may wait up to %LB_CPUBATCH_SETTLE_WAIT_NS.
  * Return: %LB_SETTLED, %LB_DRAINED or %LB_BUSY, or
  * * %-EINVAL - @pc, @obj or @n is NULL, @expected is negative, or @n is
  *   corrupt. Nothing flushed.
- * * %-ENOENT - @n was never added to any &struct lb_pcpu. Nothing flushed.
- * * %-EXDEV - @n was last cached by another &struct lb_pcpu. Nothing
+ * * %-ENOENT - @n was never added to any &struct lb_cpubatch. Nothing flushed.
+ * * %-EXDEV - @n was last cached by another &struct lb_cpubatch. Nothing
  *   flushed.
  * * %-EOPNOTSUPP - the back-end has no @refcount. Nothing flushed.
  * * %-ERANGE - the count is below the expectation (the caller counted
@@ -577,12 +577,12 @@ enum lb_settle_result {
  * * %-EAGAIN - the object kept moving between slots. Nothing flushed.
  * * %-EDEADLK - called from @commit, @after or @put. Nothing flushed.
  */
-int lb_pcpu_settle(struct lb_pcpu *pc, void *obj, struct lb_node *n,
+int lb_cpubatch_settle(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 		   long expected);
 
 /**
- * lb_pcpu_settle_held() - lb_pcpu_settle() for a caller holding several references.
- * @pc: The object's &struct lb_pcpu.
+ * lb_cpubatch_settle_held() - lb_cpubatch_settle() for a caller holding several references.
+ * @pc: The object's &struct lb_cpubatch.
  * @obj: The object.
  * @n: Its node.
  * @expected: References the object's state explains (mappings, caches), not
@@ -591,7 +591,7 @@ int lb_pcpu_settle(struct lb_pcpu *pc, void *obj, struct lb_node *n,
  *        of a multi-unit object (GUP takes one reference per pinned page),
  *        the pin bias for a biased pin. >= 0.
  *
- * Same as lb_pcpu_settle() with @expected + @held. This is the answer to
+ * Same as lb_cpubatch_settle() with @expected + @held. This is the answer to
  * the objection against "mm: allow smaller large folios to use lru_cache":
  * a pin of several pages of a cached small large folio holds an unknown
  * N >= 1 references, and a check written with "+ 1" cannot tell N - 1 of
@@ -599,15 +599,15 @@ int lb_pcpu_settle(struct lb_pcpu *pc, void *obj, struct lb_node *n,
  * Given the exact @held, settle drains the one slot; given too small a
  * @held it reports %LB_BUSY and drains nothing.
  *
- * Context: as lb_pcpu_settle().
- * Return: as lb_pcpu_settle(); %-EINVAL also when @held is negative or
+ * Context: as lb_cpubatch_settle().
+ * Return: as lb_cpubatch_settle(); %-EINVAL also when @held is negative or
  * @expected + @held overflows a long.
  */
-int lb_pcpu_settle_held(struct lb_pcpu *pc, void *obj, struct lb_node *n,
+int lb_cpubatch_settle_held(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 			long expected, long held);
 
 /**
- * lb_pcpu_drain_all() - Flush every non-empty slot, sharing passes with concurrent callers.
+ * lb_cpubatch_drain_all() - Flush every non-empty slot, sharing passes with concurrent callers.
  * @pc: The object.
  *
  * When it returns, every object that was in a batch of @pc when the call
@@ -643,10 +643,10 @@ int lb_pcpu_settle_held(struct lb_pcpu *pc, void *obj, struct lb_node *n,
  * another caller's pass), or %-EINVAL if @pc is NULL, %-EDEADLK if called
  * from @commit, @after or @put.
  */
-int lb_pcpu_drain_all(struct lb_pcpu *pc);
+int lb_cpubatch_drain_all(struct lb_cpubatch *pc);
 
 /**
- * lb_pcpu_drain_all_forced() - Flush every slot, without coalescing or skipping.
+ * lb_cpubatch_drain_all_forced() - Flush every slot, without coalescing or skipping.
  * @pc: The object.
  *
  * A pass of its own (it never returns on another caller's pass), that
@@ -657,25 +657,25 @@ int lb_pcpu_drain_all(struct lb_pcpu *pc);
  * empty). This is the fix of "mm/page_alloc: fix pcp->count race between
  * drain_pages_zone() vs __rmqueue_pcplist()" (66eca1021a42): a count read
  * once, outside the lock, strands what arrives in between. Waits for
- * in-flight flushes like lb_pcpu_drain_all().
+ * in-flight flushes like lb_cpubatch_drain_all().
  *
- * Context: as lb_pcpu_drain_all().
+ * Context: as lb_cpubatch_drain_all().
  * Return: the number of objects flushed, or %-EINVAL if @pc is NULL,
  * %-EDEADLK if called from @commit, @after or @put.
  */
-int lb_pcpu_drain_all_forced(struct lb_pcpu *pc);
+int lb_cpubatch_drain_all_forced(struct lb_cpubatch *pc);
 
 /**
- * lb_pcpu_disable() - Stop batching: drain everything, then send adds straight through.
+ * lb_cpubatch_disable() - Stop batching: drain everything, then send adds straight through.
  * @pc: The object.
  *
  * Raises the nesting count, then runs a forced drain_all pass (flush cause
  * %LB_FLUSH_DISABLE). When it returns no object is in any batch, and until
- * as many lb_pcpu_enable() calls follow, every lb_pcpu_add() flushes at
+ * as many lb_cpubatch_enable() calls follow, every lb_cpubatch_add() flushes at
  * once (cause %LB_FLUSH_DISABLE): the object is committed before the add
  * returns (or, for an add made by @commit, right after the outer flush).
  *
- * Ordering: lb_pcpu_add() reads the count under its slot lock, after
+ * Ordering: lb_cpubatch_add() reads the count under its slot lock, after
  * appending. The count is raised (full fence) before the pass takes any
  * slot lock. For each slot, an add's critical section either comes before
  * the pass's (the pass finds the object and flushes it) or after it (then
@@ -687,15 +687,15 @@ int lb_pcpu_drain_all_forced(struct lb_pcpu *pc);
  * Source: mm/swap.c lru_cache_disable() (atomic_inc, grace period,
  * __lru_add_drain_all(true)).
  *
- * Context: as lb_pcpu_drain_all_forced().
+ * Context: as lb_cpubatch_drain_all_forced().
  * Return: 0, or %-EINVAL if @pc is NULL, %-EOVERFLOW if the nesting count
  * is at its maximum (UINT32_MAX), %-EDEADLK if called from @commit, @after
  * or @put. On error the count is unchanged.
  */
-int lb_pcpu_disable(struct lb_pcpu *pc);
+int lb_cpubatch_disable(struct lb_cpubatch *pc);
 
 /**
- * lb_pcpu_enable() - Undo one lb_pcpu_disable().
+ * lb_cpubatch_enable() - Undo one lb_cpubatch_disable().
  * @pc: The object.
  *
  * Batching resumes when the count reaches zero (mm/swap.h
@@ -706,6 +706,6 @@ int lb_pcpu_disable(struct lb_pcpu *pc);
  * %-EINVAL if @pc is NULL or batching is not disabled (unbalanced call;
  * nothing changed).
  */
-int lb_pcpu_enable(struct lb_pcpu *pc);
+int lb_cpubatch_enable(struct lb_cpubatch *pc);
 
-#endif /* LOCKBATCH_PCPU_H */
+#endif /* LOCKBATCH_CPUBATCH_H */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
- * libFuzzer harness for the batch set (lb_pcpu): three instances with
+ * libFuzzer harness for the batch set (lb_cpubatch): three instances with
  * sizes and modes from the input, an injected CPU id (negative, huge and
  * changing ids included), and add, drain_obj, drain_objs, drain_local,
  * settle, drain_all (plain and forced), disable, enable, stats and
@@ -17,7 +17,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include <lockbatch/pcpu.h>
+#include <lockbatch/cpubatch.h>
 #include "fuzz_input.h"
 
 #define NI 3		/* instances */
@@ -35,7 +35,7 @@ struct fobj {
 };
 
 struct finst {
-	struct lb_pcpu *pc;
+	struct lb_cpubatch *pc;
 	int locked;		/* back-end lock held */
 	unsigned int disabled;
 	int has_refcount;
@@ -136,20 +136,20 @@ static const struct lb_backend_ops ops_noref = {
 static void create(unsigned int i, struct fz_in *in)
 {
 	struct finst *f = &fi[i];
-	struct lb_pcpu_conf c;
+	struct lb_cpubatch_conf c;
 	unsigned int k;
 	int rc;
 
 	memset(&c, 0, sizeof(c));
 	c.nr_slots = 1 + fz_below(in, 4);
-	c.mode = (enum lb_pcpu_mode)fz_below(in, 3);
+	c.mode = (enum lb_cpubatch_mode)fz_below(in, 3);
 	c.max_nr = fz_below(in, LB_WBATCH_MAX + 1);
 	c.max_weight = fz_below(in, 65);
 	f->has_refcount = fz_below(in, 4) != 0;
 	c.ops = f->has_refcount ? &ops_ref : &ops_noref;
 	c.backend = f;
 	c.cpu_fn = cpu_fn;
-	rc = lb_pcpu_create(&f->pc, &c);
+	rc = lb_cpubatch_create(&f->pc, &c);
 	FZ_CHECK(rc == 0, "create: %d", rc);
 	f->disabled = 0;
 	for (k = 0; k < NO; k++) {
@@ -171,7 +171,7 @@ static int do_add(unsigned int i, unsigned int id, uint32_t w)
 
 	if (was == OUT)
 		o->state = CACHED;
-	rc = lb_pcpu_add(fi[i].pc, o, &o->node, w);
+	rc = lb_cpubatch_add(fi[i].pc, o, &o->node, w);
 	if (was == CACHED) {
 		FZ_CHECK(rc == -EEXIST, "add of a cached node: %d", rc);
 		return rc;
@@ -192,7 +192,7 @@ static int do_add(unsigned int i, unsigned int id, uint32_t w)
 static void check_inst(unsigned int i)
 {
 	struct finst *f = &fi[i];
-	struct lb_pcpu_stats st;
+	struct lb_cpubatch_stats st;
 	uint64_t cached = 0;
 	unsigned int k;
 
@@ -208,7 +208,7 @@ static void check_inst(unsigned int i)
 			 "object %u/%u: %ld references", i, k, o->refs);
 		cached += o->state == CACHED;
 	}
-	FZ_CHECK(lb_pcpu_stats(f->pc, &st, NULL, 0) > 0, "stats");
+	FZ_CHECK(lb_cpubatch_stats(f->pc, &st, NULL, 0) > 0, "stats");
 	FZ_CHECK(st.total.nr_cached == cached, "instance %u: stats %llu cached, "
 		 "model %llu", i, (unsigned long long)st.total.nr_cached,
 		 (unsigned long long)cached);
@@ -242,14 +242,14 @@ static void op_drain(unsigned int op, unsigned int i, struct fobj *o,
 	switch (op) {
 	case 1:
 		want = o->state == CACHED;
-		rc = lb_pcpu_drain_obj(f->pc, &o->node);
+		rc = lb_cpubatch_drain_obj(f->pc, &o->node);
 		FZ_CHECK(rc == want, "drain_obj: %d, model %d", rc, want);
 		FZ_CHECK(!QUIET || o->state == OUT, "drain_obj left it cached");
 		break;
 	case 2: {	/* another instance's node: refused, nothing flushed */
 		struct fobj *x = &fi[(i + 1) % NI].objs[o->id];
 
-		rc = lb_pcpu_drain_obj(f->pc, &x->node);
+		rc = lb_cpubatch_drain_obj(f->pc, &x->node);
 		want = x->node.owner ? -EXDEV : 0;
 		FZ_CHECK(rc == want, "drain_obj of a foreign node: %d, want %d",
 			 rc, want);
@@ -261,7 +261,7 @@ static void op_drain(unsigned int op, unsigned int i, struct fobj *o,
 
 		for (k = 0; k < cnt; k++)
 			nodes[k] = &f->objs[fz_below(in, NO)].node;
-		rc = lb_pcpu_drain_objs(f->pc, nodes, cnt);
+		rc = lb_cpubatch_drain_objs(f->pc, nodes, cnt);
 		FZ_CHECK(rc >= 0, "drain_objs: %d", rc);
 		for (k = 0; k < cnt; k++)
 			FZ_CHECK(!QUIET || !nodes[k]->slot, "drain_objs left a node cached");
@@ -271,7 +271,7 @@ static void op_drain(unsigned int op, unsigned int i, struct fobj *o,
 		long exp = (long)fz_below(in, 4);
 
 		want = settle_want(f, o, exp);
-		rc = lb_pcpu_settle(f->pc, o, &o->node, exp);
+		rc = lb_cpubatch_settle(f->pc, o, &o->node, exp);
 		FZ_CHECK(rc == want, "settle(expected %ld): %d, model %d "
 			 "(cached %d)", exp, rc, want, o->state);
 		if (rc == LB_DRAINED || rc == LB_SETTLED)
@@ -279,11 +279,11 @@ static void op_drain(unsigned int op, unsigned int i, struct fobj *o,
 		break;
 	}
 	case 5:
-		FZ_CHECK(lb_pcpu_drain_local(f->pc) >= 0, "drain_local");
+		FZ_CHECK(lb_cpubatch_drain_local(f->pc) >= 0, "drain_local");
 		break;
 	default:
-		rc = op == 6 ? lb_pcpu_drain_all(f->pc) :
-			       lb_pcpu_drain_all_forced(f->pc);
+		rc = op == 6 ? lb_cpubatch_drain_all(f->pc) :
+			       lb_cpubatch_drain_all_forced(f->pc);
 		FZ_CHECK(rc >= 0, "drain_all: %d", rc);
 		for (k = 0; k < NO; k++)
 			FZ_CHECK(!QUIET || f->objs[k].state == OUT, "drain_all left %u", k);
@@ -303,13 +303,13 @@ static void op_state(unsigned int op, unsigned int i, struct fz_in *in,
 	case 8:
 		if (f->disabled >= 3)
 			break;
-		FZ_CHECK(lb_pcpu_disable(f->pc) == 0, "disable");
+		FZ_CHECK(lb_cpubatch_disable(f->pc) == 0, "disable");
 		f->disabled++;
 		for (k = 0; k < NO; k++)
 			FZ_CHECK(!QUIET || f->objs[k].state == OUT, "disable left %u", k);
 		break;
 	case 9:
-		rc = lb_pcpu_enable(f->pc);
+		rc = lb_cpubatch_enable(f->pc);
 		want = f->disabled ? (int)f->disabled - 1 : -EINVAL;
 		FZ_CHECK(rc == want, "enable: %d, model %d", rc, want);
 		if (f->disabled)
@@ -317,7 +317,7 @@ static void op_state(unsigned int op, unsigned int i, struct fz_in *in,
 		break;
 	default:	/* destroy commits everything; a fresh one replaces it */
 		destroying = 1;
-		rc = lb_pcpu_destroy(f->pc);
+		rc = lb_cpubatch_destroy(f->pc);
 		destroying = 0;
 		FZ_CHECK(rc == 0, "destroy: %d", rc);
 		for (k = 0; k < NO; k++)
@@ -344,8 +344,8 @@ static void one_op(struct fz_in *in)
 	} else if (op <= 10) {
 		op_state(op, i, in, nested);
 	} else if (op == 11) {
-		FZ_CHECK(lb_pcpu_add(fi[i].pc, o, &o->node, 0) == -EINVAL, "weight 0");
-		FZ_CHECK(lb_pcpu_add(fi[i].pc, o, &o->node,
+		FZ_CHECK(lb_cpubatch_add(fi[i].pc, o, &o->node, 0) == -EINVAL, "weight 0");
+		FZ_CHECK(lb_cpubatch_add(fi[i].pc, o, &o->node,
 				     LB_WBATCH_WEIGHT_MAX + 1) == -EINVAL, "weight max");
 	} else {
 		w = fz_below(in, 8) ? 1 + fz_below(in, 8) : 1 + fz_below(in, 200);
@@ -372,7 +372,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		one_op(&in);
 	destroying = 1;
 	for (i = 0; i < NI; i++) {
-		FZ_CHECK(lb_pcpu_destroy(fi[i].pc) == 0, "final destroy");
+		FZ_CHECK(lb_cpubatch_destroy(fi[i].pc) == 0, "final destroy");
 		for (k = 0; k < NO; k++)
 			FZ_CHECK(fi[i].objs[k].state == OUT &&
 				 fi[i].objs[k].refs == 1,

@@ -130,9 +130,9 @@ static void do_settle(struct lb_rng *r, unsigned int step)
 		exp = 0;
 	flush_counts(before);
 	if (lb_rng_below(r, 2))
-		rc = lb_pcpu_settle(fx.pc, &obj[x], &obj[x].node, exp);
+		rc = lb_cpubatch_settle(fx.pc, &obj[x], &obj[x].node, exp);
 	else
-		rc = lb_pcpu_settle_held(fx.pc, &obj[x], &obj[x].node,
+		rc = lb_cpubatch_settle_held(fx.pc, &obj[x], &obj[x].node,
 					 exp > 0 ? exp - 1 : 0, exp > 0);
 	if (!obj[x].adds)
 		want = -ENOENT;
@@ -167,7 +167,7 @@ static void do_drain_objs(struct lb_rng *r, unsigned int step)
 			want++;
 		}
 	}
-	cr_assert(eq(int, lb_pcpu_drain_objs(fx.pc, nodes, k), (int)want),
+	cr_assert(eq(int, lb_cpubatch_drain_objs(fx.pc, nodes, k), (int)want),
 		  "step %u " LB_SEED_FMT, step, LB_SEED_ARGS(seed));
 	for (i = 0; i < m.nr_slots; i++)
 		if (hit[i])
@@ -199,7 +199,7 @@ static void step_once(struct lb_rng *r, unsigned int step)
 		break;
 	case 12:
 	case 13:
-		rc = lb_pcpu_drain_obj(fx.pc, &obj[x].node);
+		rc = lb_cpubatch_drain_obj(fx.pc, &obj[x].node);
 		cr_assert(eq(int, rc, m.slot_of[x] >= 0), "step %u " LB_SEED_FMT,
 			  step, LB_SEED_ARGS(seed));
 		if (m.slot_of[x] >= 0)
@@ -210,8 +210,8 @@ static void step_once(struct lb_rng *r, unsigned int step)
 		break;
 	case 15:
 		want = model_drain_all();
-		rc = lb_rng_below(r, 2) ? lb_pcpu_drain_all(fx.pc) :
-					  lb_pcpu_drain_all_forced(fx.pc);
+		rc = lb_rng_below(r, 2) ? lb_cpubatch_drain_all(fx.pc) :
+					  lb_cpubatch_drain_all_forced(fx.pc);
 		cr_assert(eq(int, rc, (int)want), "step %u " LB_SEED_FMT, step,
 			  LB_SEED_ARGS(seed));
 		break;
@@ -220,7 +220,7 @@ static void step_once(struct lb_rng *r, unsigned int step)
 		fx_set_cpu(cpu);
 		want = m.nr[model_slot(cpu)];
 		model_flush(model_slot(cpu));
-		cr_assert(eq(int, lb_pcpu_drain_local(fx.pc), (int)want),
+		cr_assert(eq(int, lb_cpubatch_drain_local(fx.pc), (int)want),
 			  "step %u " LB_SEED_FMT, step, LB_SEED_ARGS(seed));
 		break;
 	case 17:
@@ -237,9 +237,9 @@ static void step_once(struct lb_rng *r, unsigned int step)
 		break;
 	default:
 		if (m.disabled && lb_rng_below(r, 4)) {
-			cr_assert(eq(int, lb_pcpu_enable(fx.pc), (int)--m.disabled));
+			cr_assert(eq(int, lb_cpubatch_enable(fx.pc), (int)--m.disabled));
 		} else if (m.disabled < 3 && lb_rng_below(r, 4) == 0) {
-			cr_assert(eq(int, lb_pcpu_disable(fx.pc), 0));
+			cr_assert(eq(int, lb_cpubatch_disable(fx.pc), 0));
 			m.disabled++;
 			model_drain_all();
 		}
@@ -259,7 +259,7 @@ static void run_seed(uint64_t s)
 	m.nr_slots = 1 + lb_rng_below(&r, MAXS);
 	m.max_nr = 2 + lb_rng_below(&r, 7);
 	m.max_weight = 4 + lb_rng_below(&r, 13);
-	cr_assert(eq(int, fx_setup_ops(m.nr_slots, LB_PCPU_WEIGHTED, m.max_nr,
+	cr_assert(eq(int, fx_setup_ops(m.nr_slots, LB_CPUBATCH_WEIGHTED, m.max_nr,
 				       m.max_weight, &fx_ops), 0));
 	for (i = 0; i < NOBJ; i++) {
 		fx_obj_init(&obj[i], i);
@@ -271,10 +271,10 @@ static void run_seed(uint64_t s)
 	for (i = 0; i < STEPS; i++)
 		step_once(&r, i);
 	while (m.disabled) {
-		cr_assert(eq(int, lb_pcpu_enable(fx.pc), (int)--m.disabled));
+		cr_assert(eq(int, lb_cpubatch_enable(fx.pc), (int)--m.disabled));
 	}
 	model_drain_all();
-	cr_assert(ge(int, lb_pcpu_drain_all(fx.pc), 0));
+	cr_assert(ge(int, lb_cpubatch_drain_all(fx.pc), 0));
 	check_all(STEPS);
 	for (i = 0; i < NOBJ; i++)
 		cr_assert(eq(uint, fx_commits(&obj[i]), obj[i].adds),

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
- * lb_pcpu add/drain_local against a reference model: one array per slot,
- * the mode's flush rule restated from pcpu.h, and the exact sequence the
+ * lb_cpubatch add/drain_local against a reference model: one array per slot,
+ * the mode's flush rule restated from cpubatch.h, and the exact sequence the
  * back-end must receive. Random modes, caps, slot counts, back-ends,
  * weights (1..40) and CPU ids (negative and out of range included), from
  * several fixed seeds; LB_SEED=<seed> replays one.
@@ -15,7 +15,7 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 
-#include <lockbatch/pcpu.h>
+#include <lockbatch/cpubatch.h>
 #include "../common/prng.h"
 #include "../unit/rec_backend.h"
 
@@ -36,7 +36,7 @@ struct mslot {
 };
 
 struct model {
-	enum lb_pcpu_mode mode;
+	enum lb_cpubatch_mode mode;
 	unsigned int nr_slots, max_nr, nr_be;
 	uint32_t max_weight;
 	struct mslot slot[MAX_SLOTS];
@@ -76,7 +76,7 @@ static void model_flush(struct model *m, unsigned int s,
 	ms->weight = 0;
 }
 
-/* The rule from enum lb_pcpu_mode and enum lb_flush_cause. */
+/* The rule from enum lb_cpubatch_mode and enum lb_flush_cause. */
 static int model_add(struct model *m, unsigned int s, unsigned int id,
 		     uint32_t w)
 {
@@ -90,16 +90,16 @@ static int model_add(struct model *m, unsigned int s, unsigned int id,
 	m->cached_in[id] = (int)s;
 	m->adds[id]++;
 	switch (m->mode) {
-	case LB_PCPU_BASELINE:
+	case LB_CPUBATCH_BASELINE:
 		cause = LB_FLUSH_FULL;
 		break;
-	case LB_PCPU_BYPASS_LARGE:
+	case LB_CPUBATCH_BYPASS_LARGE:
 		if (w > 1)
 			cause = LB_FLUSH_BYPASS;
 		else if (ms->nr == m->max_nr)
 			cause = LB_FLUSH_FULL;
 		break;
-	case LB_PCPU_WEIGHTED:
+	case LB_CPUBATCH_WEIGHTED:
 		if (w >= m->max_weight)
 			cause = LB_FLUSH_BYPASS;
 		else if (ms->nr == m->max_nr)
@@ -127,10 +127,10 @@ static int random_cpu(struct lb_rng *rng, unsigned int nr_slots)
 }
 
 /* Everything the model predicts, compared after every operation. */
-static void check(struct lb_pcpu *pc, uint64_t seed, unsigned int op)
+static void check(struct lb_cpubatch *pc, uint64_t seed, unsigned int op)
 {
-	struct lb_pcpu_slot_stats st[MAX_SLOTS];
-	struct lb_pcpu_stats t;
+	struct lb_cpubatch_slot_stats st[MAX_SLOTS];
+	struct lb_cpubatch_stats t;
 	unsigned int s, c, i;
 
 	cr_assert(eq(u64, R.errors, 0), "%s at op %u: " LB_SEED_FMT,
@@ -149,7 +149,7 @@ static void check(struct lb_pcpu *pc, uint64_t seed, unsigned int op)
 	cr_assert(le(u32, R.max_run, M.max_nr),
 		  "a committed batch over the entry cap: " LB_SEED_FMT,
 		  LB_SEED_ARGS(seed));
-	lb_pcpu_stats(pc, &t, st, MAX_SLOTS);
+	lb_cpubatch_stats(pc, &t, st, MAX_SLOTS);
 	cr_assert(eq(u64, t.backend_locks, M.locks), LB_SEED_FMT,
 		  LB_SEED_ARGS(seed));
 	for (s = 0; s < M.nr_slots; s++) {
@@ -164,7 +164,7 @@ static void check(struct lb_pcpu *pc, uint64_t seed, unsigned int op)
 		cr_assert(lt(u64, st[s].nr_cached, M.max_nr),
 			  "a waiting batch at its entry cap: " LB_SEED_FMT,
 			  LB_SEED_ARGS(seed));
-		if (M.mode == LB_PCPU_WEIGHTED)
+		if (M.mode == LB_CPUBATCH_WEIGHTED)
 			cr_assert(le(u64, st[s].weight_cached, M.max_weight),
 				  "a waiting batch over its weight cap, slot %u "
 				  "op %u: " LB_SEED_FMT, s, op,
@@ -172,16 +172,16 @@ static void check(struct lb_pcpu *pc, uint64_t seed, unsigned int op)
 		for (c = 0; c < LB_FLUSH_NR; c++)
 			cr_assert(eq(u64, st[s].flushes[c], ms->flushes[c]),
 				  "slot %u cause %s at op %u: " LB_SEED_FMT, s,
-				  lb_pcpu_flush_cause_name(c), op,
+				  lb_cpubatch_flush_cause_name(c), op,
 				  LB_SEED_ARGS(seed));
 	}
 }
 
-static void setup_seed(struct lb_rng *rng, enum lb_pcpu_mode mode, int ones,
-		       struct lb_pcpu **pc)
+static void setup_seed(struct lb_rng *rng, enum lb_cpubatch_mode mode, int ones,
+		       struct lb_cpubatch **pc)
 {
 	static struct lb_backend_ops ops;
-	struct lb_pcpu_conf conf;
+	struct lb_cpubatch_conf conf;
 	unsigned int i;
 
 	rec_init(&R);
@@ -199,18 +199,18 @@ static void setup_seed(struct lb_rng *rng, enum lb_pcpu_mode mode, int ones,
 	}
 	if (M.nr_be == 1 && lb_rng_below(rng, 2))
 		ops.backend_of = NULL;
-	conf = (struct lb_pcpu_conf){
+	conf = (struct lb_cpubatch_conf){
 		.nr_slots = M.nr_slots, .mode = M.mode, .max_nr = M.max_nr,
 		.max_weight = M.max_weight, .ops = &ops, .backend = &R.be[0],
 		.cpu_fn = rec_cpu_fn, .cpu_arg = &cpu_id,
 	};
-	cr_assert(eq(int, lb_pcpu_create(pc, &conf), 0));
+	cr_assert(eq(int, lb_cpubatch_create(pc, &conf), 0));
 	/* What the zero defaults and the modes make of the caps. */
 	if (!M.max_nr)
 		M.max_nr = LB_WBATCH_MAX;
 	if (!M.max_weight)
 		M.max_weight = LB_WBATCH_MAX;
-	if (M.mode == LB_PCPU_BASELINE)
+	if (M.mode == LB_CPUBATCH_BASELINE)
 		M.max_nr = 1;
 	for (i = 0; i < NOBJ; i++) {
 		rec_obj_init(&O[i], &R, i, lb_rng_below(rng, M.nr_be), 0);
@@ -218,9 +218,9 @@ static void setup_seed(struct lb_rng *rng, enum lb_pcpu_mode mode, int ones,
 	}
 }
 
-static void run_seed(uint64_t seed, enum lb_pcpu_mode mode, int ones)
+static void run_seed(uint64_t seed, enum lb_cpubatch_mode mode, int ones)
 {
-	struct lb_pcpu *pc;
+	struct lb_cpubatch *pc;
 	struct lb_rng rng;
 	unsigned int op, s, i;
 
@@ -235,7 +235,7 @@ static void run_seed(uint64_t seed, enum lb_pcpu_mode mode, int ones)
 			want = (int)M.slot[s].nr;
 			if (want)
 				model_flush(&M, s, LB_FLUSH_DRAIN_LOCAL);
-			rc = lb_pcpu_drain_local(pc);
+			rc = lb_cpubatch_drain_local(pc);
 			cr_assert(eq(int, rc, want),
 				  "drain_local slot %u op %u: " LB_SEED_FMT, s,
 				  op, LB_SEED_ARGS(seed));
@@ -246,7 +246,7 @@ static void run_seed(uint64_t seed, enum lb_pcpu_mode mode, int ones)
 			if (M.cached_in[i] < 0)
 				O[i].weight = w;
 			want = model_add(&M, s, i, w);
-			rc = lb_pcpu_add(pc, &O[i], &O[i].node, w);
+			rc = lb_cpubatch_add(pc, &O[i], &O[i].node, w);
 			cr_assert(eq(int, rc, want),
 				  "add obj %u weight %u slot %u mode %d caps "
 				  "%u/%u op %u: " LB_SEED_FMT, i, w, s, M.mode,
@@ -259,7 +259,7 @@ static void run_seed(uint64_t seed, enum lb_pcpu_mode mode, int ones)
 		cpu_id = (int)s;
 		if (M.slot[s].nr)
 			model_flush(&M, s, LB_FLUSH_DRAIN_LOCAL);
-		lb_pcpu_drain_local(pc);
+		lb_cpubatch_drain_local(pc);
 	}
 	check(pc, seed, op);
 	for (s = 0; s < M.nr_slots && ones; s++)
@@ -274,7 +274,7 @@ static void run_seed(uint64_t seed, enum lb_pcpu_mode mode, int ones)
 			  LB_SEED_ARGS(seed));
 	}
 	cr_assert(eq(u64, R.gets, R.puts), LB_SEED_FMT, LB_SEED_ARGS(seed));
-	cr_assert(eq(int, lb_pcpu_destroy(pc), 0));
+	cr_assert(eq(int, lb_cpubatch_destroy(pc), 0));
 	cr_assert(eq(u64, R.nr_log, M.nr_log), "destroy found more: "
 		  LB_SEED_FMT, LB_SEED_ARGS(seed));
 }
@@ -287,12 +287,12 @@ static void run_seeds(int ones)
 	int m, env = lb_seed_from_env(&seed);
 
 	for (i = 0; i < (env ? 1 : nr); i++)
-		for (m = ones; m <= LB_PCPU_WEIGHTED; m++)
-			run_seed(env ? seed : seeds[i], (enum lb_pcpu_mode)m,
+		for (m = ones; m <= LB_CPUBATCH_WEIGHTED; m++)
+			run_seed(env ? seed : seeds[i], (enum lb_cpubatch_mode)m,
 				 ones);
 }
 
-Test(prop_pcpu, random_ops_match_model, .timeout = 30)
+Test(prop_cpubatch, random_ops_match_model, .timeout = 30)
 {
 	run_seeds(0);
 }
@@ -301,7 +301,7 @@ Test(prop_pcpu, random_ops_match_model, .timeout = 30)
  * Weight 1 in WEIGHTED and BYPASS_LARGE is Linux 6.12's folio_batch: each
  * slot flushes on its 31st add, never by weight or bypass.
  */
-Test(prop_pcpu, weight_one_is_folio_batch, .timeout = 30)
+Test(prop_cpubatch, weight_one_is_folio_batch, .timeout = 30)
 {
 	run_seeds(1);
 }

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
- * Single-thread cost of lb_pcpu_add().
+ * Single-thread cost of lb_cpubatch_add().
  *
  * Three loops, each its own function so callgrind can attribute the
- * calls to lb_pcpu_add() by caller (tests/bench/bench-pcpu-add.sh reads
+ * calls to lb_cpubatch_add() by caller (tests/bench/bench-cpubatch-add.sh reads
  * the inclusive cost per call):
  *
  * - loop_noflush_injected: 30 adds of weight 1 into a 31-entry WEIGHTED
@@ -15,7 +15,7 @@
  *
  * Run directly it prints wall-clock ns per add (noisy on shared machines:
  * compare rows of one run, never runs); --json prints the same as JSON.
- * `--callgrind` runs fewer iterations, for `make bench-pcpu-add`.
+ * `--callgrind` runs fewer iterations, for `make bench-cpubatch-add`.
  */
 #include "config.h"
 
@@ -25,7 +25,7 @@
 #include <time.h>
 
 #include <lockbatch/lock.h>
-#include <lockbatch/pcpu.h>
+#include <lockbatch/cpubatch.h>
 
 #define NOFLUSH_BATCH 30	/* adds that fit a 31-entry batch */
 #define ALL_OBJS (31 * 64)	/* a multiple of 31: each pass ends flushed */
@@ -63,24 +63,24 @@ static int cpu_zero(void *arg)
 	return 0;
 }
 
-static struct lb_pcpu *make(int injected)
+static struct lb_cpubatch *make(int injected)
 {
-	struct lb_pcpu_conf conf = {
-		.mode = LB_PCPU_WEIGHTED,
+	struct lb_cpubatch_conf conf = {
+		.mode = LB_CPUBATCH_WEIGHTED,
 		.ops = &ops,
 		.cpu_fn = injected ? cpu_zero : NULL,
 	};
-	struct lb_pcpu *pc;
+	struct lb_cpubatch *pc;
 
-	if (lb_pcpu_create(&pc, &conf)) {
-		fprintf(stderr, "lb_pcpu_create failed\n");
+	if (lb_cpubatch_create(&pc, &conf)) {
+		fprintf(stderr, "lb_cpubatch_create failed\n");
 		exit(2);
 	}
 	return pc;
 }
 
 /* Inlined into each caller below, so each shows as its own caller. */
-static inline __attribute__((always_inline)) void noflush(struct lb_pcpu *pc,
+static inline __attribute__((always_inline)) void noflush(struct lb_cpubatch *pc,
 							  struct item *it,
 							  unsigned long rounds)
 {
@@ -89,33 +89,33 @@ static inline __attribute__((always_inline)) void noflush(struct lb_pcpu *pc,
 
 	for (r = 0; r < rounds; r++) {
 		for (i = 0; i < NOFLUSH_BATCH; i++)
-			lb_pcpu_add(pc, &it[i], &it[i].node, 1);
-		lb_pcpu_drain_local(pc);
+			lb_cpubatch_add(pc, &it[i], &it[i].node, 1);
+		lb_cpubatch_drain_local(pc);
 	}
 }
 
 /* Separate symbols so callgrind tells the CPU-id sources apart. */
 static __attribute__((noinline)) void loop_noflush_injected(
-	struct lb_pcpu *pc, struct item *it, unsigned long rounds)
+	struct lb_cpubatch *pc, struct item *it, unsigned long rounds)
 {
 	noflush(pc, it, rounds);
 }
 
 static __attribute__((noinline)) void loop_noflush_cpu(
-	struct lb_pcpu *pc, struct item *it, unsigned long rounds)
+	struct lb_cpubatch *pc, struct item *it, unsigned long rounds)
 {
 	noflush(pc, it, rounds);
 }
 
 static __attribute__((noinline)) void loop_all_injected(
-	struct lb_pcpu *pc, struct item *it, unsigned long rounds)
+	struct lb_cpubatch *pc, struct item *it, unsigned long rounds)
 {
 	unsigned long r;
 	unsigned int i;
 
 	for (r = 0; r < rounds; r++)
 		for (i = 0; i < ALL_OBJS; i++)
-			lb_pcpu_add(pc, &it[i], &it[i].node, 1);
+			lb_cpubatch_add(pc, &it[i], &it[i].node, 1);
 }
 
 static double now_ns(void)
@@ -128,7 +128,7 @@ static double now_ns(void)
 
 struct row {
 	const char *name;
-	void (*loop)(struct lb_pcpu *, struct item *, unsigned long);
+	void (*loop)(struct lb_cpubatch *, struct item *, unsigned long);
 	int injected;
 	unsigned int adds_per_round;
 	double ns_per_add;
@@ -159,7 +159,7 @@ int main(int argc, char **argv)
 	}
 	lb_lock_init(&lock, LB_LOCK_SPIN, "backend");
 	for (i = 0; i < 3; i++) {
-		struct lb_pcpu *pc = make(rows[i].injected);
+		struct lb_cpubatch *pc = make(rows[i].injected);
 		unsigned long rounds = adds / rows[i].adds_per_round;
 		double best = 0;
 
@@ -173,7 +173,7 @@ int main(int argc, char **argv)
 				best = ns;
 		}
 		rows[i].ns_per_add = best;
-		lb_pcpu_destroy(pc);
+		lb_cpubatch_destroy(pc);
 	}
 	if (cg) {
 		/* For the report: valgrind may not support rseq. */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
- * lb_pcpu under concurrency: threads add their own objects through the
+ * lb_cpubatch under concurrency: threads add their own objects through the
  * per-CPU batches into one back-end behind an lb_lock, re-add them round
  * after round (an object may still be cached or in flight: -EEXIST and
  * re-adds racing a remote flush both happen), and drain their local slot
@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include <lockbatch/lock.h>
-#include <lockbatch/pcpu.h>
+#include <lockbatch/cpubatch.h>
 #include "../common/env.h"
 #include "../common/prng.h"
 #include "../common/tap.h"
@@ -121,7 +121,7 @@ static int cpu_hopping(void *arg)
 
 struct worker {
 	pthread_t t;
-	struct lb_pcpu *pc;
+	struct lb_cpubatch *pc;
 	unsigned int id;
 	unsigned long rounds;
 };
@@ -140,7 +140,7 @@ static void *worker_fn(void *arg)
 		for (i = 0; i < OBJS_PER_THREAD; i++) {
 			struct obj *o = &mine[lb_rng_below(&rng,
 							   OBJS_PER_THREAD)];
-			int rc = lb_pcpu_add(w->pc, o, &o->node, o->weight);
+			int rc = lb_cpubatch_add(w->pc, o, &o->node, o->weight);
 
 			if (rc >= 0)
 				o->accepted++;
@@ -149,26 +149,26 @@ static void *worker_fn(void *arg)
 			else
 				__atomic_fetch_add(&errors, 1, __ATOMIC_RELAXED);
 			if (lb_rng_below(&rng, 64) == 0 &&
-			    lb_pcpu_drain_local(w->pc) < 0)
+			    lb_cpubatch_drain_local(w->pc) < 0)
 				__atomic_fetch_add(&errors, 1, __ATOMIC_RELAXED);
 		}
 	}
 	return NULL;
 }
 
-static void run(const char *name, enum lb_pcpu_mode mode,
+static void run(const char *name, enum lb_cpubatch_mode mode,
 		enum lb_lock_kind kind, int hop)
 {
 	static unsigned int nr_slots = 4;
 	struct worker w[NR_THREADS];
-	struct lb_pcpu_conf conf = {
+	struct lb_cpubatch_conf conf = {
 		.nr_slots = hop ? nr_slots : 0, .mode = mode, .ops = &ops,
 		.backend = &be, .cpu_fn = hop ? cpu_hopping : NULL,
 		.cpu_arg = &nr_slots,
 	};
-	struct lb_pcpu_stats st;
+	struct lb_cpubatch_stats st;
 	struct lb_lock_stats ls;
-	struct lb_pcpu *pc;
+	struct lb_cpubatch *pc;
 	unsigned long rounds = lb_stress_iters(300, 30000), accepted = 0;
 	unsigned long lost = 0, refs = 0;
 	unsigned int i, n = NR_THREADS * OBJS_PER_THREAD;
@@ -179,7 +179,7 @@ static void run(const char *name, enum lb_pcpu_mode mode,
 	objs = calloc(n, sizeof(*objs));
 	for (i = 0; i < n; i++)
 		objs[i].weight = 1 + i % 7 * (i % 3);	/* 1..13, mostly small */
-	if (!lb_tap_ok(lb_pcpu_create(&pc, &conf) == 0, "%s: create", name))
+	if (!lb_tap_ok(lb_cpubatch_create(&pc, &conf) == 0, "%s: create", name))
 		exit(1);
 	pthread_barrier_init(&start, NULL, NR_THREADS);
 	for (i = 0; i < NR_THREADS; i++) {
@@ -190,7 +190,7 @@ static void run(const char *name, enum lb_pcpu_mode mode,
 		pthread_join(w[i].t, NULL);
 	pthread_barrier_destroy(&start);
 
-	lb_pcpu_stats(pc, &st, NULL, 0);
+	lb_cpubatch_stats(pc, &st, NULL, 0);
 	for (i = 0; i < n; i++)
 		accepted += objs[i].accepted;
 	lb_tap_ok(errors == 0, "%s: no unexpected errors (%lu)", name, errors);
@@ -203,7 +203,7 @@ static void run(const char *name, enum lb_pcpu_mode mode,
 		  st.backend_locks == be.runs,
 		  "%s: the back-end got what the batches flushed, in %lu runs",
 		  name, be.runs);
-	lb_tap_ok(lb_pcpu_destroy(pc) == 0, "%s: destroy", name);
+	lb_tap_ok(lb_cpubatch_destroy(pc) == 0, "%s: destroy", name);
 	lb_lock_stats(&be.lock, &ls);
 	for (i = 0; i < n; i++) {
 		lost += objs[i].commits != objs[i].accepted;
@@ -233,9 +233,9 @@ static void run(const char *name, enum lb_pcpu_mode mode,
 int main(void)
 {
 	lb_tap_plan(4 * 12);
-	run("weighted-rseq-spin", LB_PCPU_WEIGHTED, LB_LOCK_SPIN, 0);
-	run("weighted-hop-mutex", LB_PCPU_WEIGHTED, LB_LOCK_MUTEX, 1);
-	run("bypass-hop-spin", LB_PCPU_BYPASS_LARGE, LB_LOCK_SPIN, 1);
-	run("baseline-rseq-mutex", LB_PCPU_BASELINE, LB_LOCK_MUTEX, 0);
+	run("weighted-rseq-spin", LB_CPUBATCH_WEIGHTED, LB_LOCK_SPIN, 0);
+	run("weighted-hop-mutex", LB_CPUBATCH_WEIGHTED, LB_LOCK_MUTEX, 1);
+	run("bypass-hop-spin", LB_CPUBATCH_BYPASS_LARGE, LB_LOCK_SPIN, 1);
+	run("baseline-rseq-mutex", LB_CPUBATCH_BASELINE, LB_LOCK_MUTEX, 0);
 	return lb_tap_done();
 }
