@@ -70,18 +70,17 @@ const char *lb_cpubatch_flush_cause_name(enum lb_flush_cause cause)
 
 int lb_cpubatch_create(struct lb_cpubatch **pcp, const struct lb_cpubatch_conf *conf)
 {
-	unsigned int nr_slots, max_nr, i;
+	unsigned int max_nr, i;
 	uint32_t max_weight;
 	struct lb_cpubatch *pc;
-	void *mem;
+	int rc;
 
 	if (!pcp || !conf || !conf->ops || !conf->ops->lock ||
 	    !conf->ops->unlock || !conf->ops->commit)
 		return -EINVAL;
-	nr_slots = conf->nr_slots ? conf->nr_slots : lb_cpu_count();
 	max_nr = conf->max_nr ? conf->max_nr : LB_WBATCH_MAX;
 	max_weight = conf->max_weight ? conf->max_weight : LB_WBATCH_MAX;
-	if (nr_slots > LB_CPUBATCH_MAX_SLOTS || max_nr > LB_WBATCH_MAX ||
+	if (max_nr > LB_WBATCH_MAX ||
 	    max_weight > LB_WBATCH_WEIGHT_MAX)
 		return -EINVAL;
 
@@ -103,30 +102,25 @@ int lb_cpubatch_create(struct lb_cpubatch **pcp, const struct lb_cpubatch_conf *
 	pc = calloc(1, sizeof(*pc));
 	if (!pc)
 		return -ENOMEM;
-	if (posix_memalign(&mem, CK_MD_CACHELINE,
-			   (size_t)nr_slots * sizeof(struct lbi_slot))) {
+	rc = lbi_slots_init(&pc->slots, conf->nr_slots, sizeof(struct lbi_slot),
+			    conf->cpu_fn, conf->cpu_arg);
+	if (rc) {
 		free(pc);
-		return -ENOMEM;
+		return rc;
 	}
-	memset(mem, 0, (size_t)nr_slots * sizeof(struct lbi_slot));
-	pc->slots = mem;
-	pc->nr_slots = nr_slots;
 	pc->mode = conf->mode;
 	pc->bypass_above = conf->mode == LB_CPUBATCH_BYPASS_LARGE ? 1 : UINT32_MAX;
 	pc->ops = *conf->ops;
 	pc->backend = conf->backend;
-	pc->cpu_fn = conf->cpu_fn;
-	pc->cpu_arg = conf->cpu_arg;
 	/* Ids only tell objects apart; 0 is reserved for "never added". */
 	do {
 		pc->id = ck_pr_faa_32(&next_cpubatch_id, 1) + 1;
 	} while (pc->id == 0);
-	for (i = 0; i < nr_slots; i++) {
-		lbi_spin_init(&pc->slots[i].lock);
-		lbi_wbatch_init_nocheck(&pc->slots[i].batch, max_nr, max_weight);
-	}
+	for (i = 0; i < pc->slots.nr; i++)
+		lbi_wbatch_init_nocheck(&lbi_cb_slot(pc, i)->batch, max_nr,
+					max_weight);
 	if (lbi_drain_init(pc)) {
-		free(pc->slots);
+		lbi_slots_fini(&pc->slots);
 		free(pc);
 		return -ENOMEM;
 	}
@@ -147,10 +141,10 @@ int lb_cpubatch_create(struct lb_cpubatch **pcp, const struct lb_cpubatch_conf *
  * (lb_cpubatch_settle() and the empty-slot skip of lb_cpubatch_drain_all() rely on
  * it).
  */
-void lbi_swap_out(struct lb_cpubatch *pc, unsigned int idx,
-		  struct lbi_flushbuf *buf, enum lb_flush_cause cause)
+static void swap_out(struct lb_cpubatch *pc, unsigned int idx,
+		     struct lbi_flushbuf *buf, enum lb_flush_cause cause)
 {
-	struct lbi_slot *s = &pc->slots[idx];
+	struct lbi_slot *s = lbi_cb_slot(pc, idx);
 	unsigned int i, nr = s->batch.nr;
 
 	buf->epoch = s->epoch & 1;
@@ -177,7 +171,7 @@ static void run_deferred(void);
 
 static void commit_runs(struct lb_cpubatch *pc, struct lbi_flushbuf *buf)
 {
-	struct lbi_slot *s = &pc->slots[buf->slot];
+	struct lbi_slot *s = lbi_cb_slot(pc, buf->slot);
 	unsigned int i = 0, j, runs = 0;
 	void *be, *next = NULL;
 
@@ -274,17 +268,45 @@ static void run_deferred(void)
  * Commit a swapped-out batch, then the batches its callbacks deferred.
  * Runs with no lock of ours held; the caller checked the nesting bound.
  */
-void lbi_flush_buf(struct lb_cpubatch *pc, struct lbi_flushbuf *buf)
+static void flush_buf(struct lb_cpubatch *pc, struct lbi_flushbuf *buf)
 {
 	commit_runs(pc, buf);
 	run_deferred();
 }
 
-/* @room: what lbi_wbatch_add() returned; > 0 means only disable flushes. */
-static enum lb_flush_cause add_cause(const struct lb_cpubatch *pc,
-				     const struct lb_wbatch *b, uint32_t weight,
-				     int room)
+/*
+ * The one flush tail: swap the locked slot @idx out, unlock it, commit.
+ * Returns the number of objects flushed.
+ */
+unsigned int lbi_flush_locked(struct lb_cpubatch *pc, unsigned int idx,
+			      enum lb_flush_cause cause)
 {
+	struct lbi_flushbuf buf;
+
+	swap_out(pc, idx, &buf, cause);
+	lbi_slot_unlock(&lbi_cb_slot(pc, idx)->hdr);
+	flush_buf(pc, &buf);
+	return buf.nr;
+}
+
+/* add_decide()'s "keep batching". */
+#define LBI_NO_FLUSH LB_FLUSH_NR
+
+/*
+ * The one flush decision of an add: whether the batch goes now, and why.
+ * @room: what lbi_wbatch_add() returned (0: the weight rule says flush).
+ * disabled is read under the slot lock: lb_cpubatch_disable() raises it
+ * and then takes every slot lock, so an add either runs before the
+ * disable's pass reaches this slot (and is flushed by it) or sees the
+ * raised count here and flushes at once.
+ */
+static inline enum lb_flush_cause add_decide(const struct lb_cpubatch *pc,
+					     const struct lb_wbatch *b,
+					     uint32_t weight, int room)
+{
+	if (lbi_likely(room > 0 && weight <= pc->bypass_above &&
+		       !ck_pr_load_32(&pc->disabled)))
+		return LBI_NO_FLUSH;
 	/* BASELINE commits every add on its own: "full", whatever the weight. */
 	if (pc->mode == LB_CPUBATCH_BASELINE)
 		return LB_FLUSH_FULL;
@@ -306,17 +328,14 @@ static enum lb_flush_cause add_cause(const struct lb_cpubatch *pc,
 static __attribute__((noinline)) int add_flush(struct lb_cpubatch *pc,
 					       unsigned int idx, void *obj,
 					       struct lb_node *n,
-					       uint32_t weight, int rc)
+					       uint32_t weight,
+					       enum lb_flush_cause cause)
 {
-	struct lbi_slot *s = &pc->slots[idx];
-	enum lb_flush_cause cause = add_cause(pc, &s->batch, weight, rc);
-	struct lbi_flushbuf buf;
+	struct lbi_slot *s = lbi_cb_slot(pc, idx);
 	struct lbi_deferred *d;
 
 	if (lbi_likely(!cur.locked && cur.depth < LB_CPUBATCH_NEST_MAX)) {
-		lbi_swap_out(pc, idx, &buf, cause);
-		lbi_spin_unlock(&s->lock);
-		lbi_flush_buf(pc, &buf);
+		lbi_flush_locked(pc, idx, cause);
 		return 1;
 	}
 	if (cur.nr_deferred == LB_CPUBATCH_DEFER_MAX) {
@@ -324,34 +343,34 @@ static __attribute__((noinline)) int add_flush(struct lb_cpubatch *pc,
 		s->st.adds--;
 		s->st.weight_added -= weight;
 		ck_pr_store_32(&n->slot, 0);
-		lbi_spin_unlock(&s->lock);
+		lbi_slot_unlock(&s->hdr);
 		if (pc->ops.put)
 			pc->ops.put(obj);
 		return -EAGAIN;
 	}
 	d = &cur.deferred[cur.nr_deferred++];
 	d->pc = pc;
-	lbi_swap_out(pc, idx, &d->buf, cause);
-	lbi_spin_unlock(&s->lock);
+	swap_out(pc, idx, &d->buf, cause);
+	lbi_slot_unlock(&s->hdr);
 	return 1;
 }
 
 int lb_cpubatch_add(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 		uint32_t weight)
 {
+	enum lb_flush_cause cause;
 	struct lbi_slot *s;
 	unsigned int idx;
-	int rc;
 
 	if (lbi_unlikely(!pc || !obj || !n || weight == 0 ||
 			 weight > LB_WBATCH_WEIGHT_MAX))
 		return -EINVAL;
-	idx = lbi_cpu_slot(pc->cpu_fn, pc->cpu_arg, pc->nr_slots);
-	s = &pc->slots[idx];
-	lbi_spin_lock(&s->lock);
+	idx = lbi_slots_this(&pc->slots);
+	s = lbi_cb_slot(pc, idx);
+	lbi_slot_lock(&s->hdr);
 	/* CAS, not a plain test: two racing adds of one node must not both win. */
 	if (lbi_unlikely(!ck_pr_cas_32(&n->slot, 0, idx + 1))) {
-		lbi_spin_unlock(&s->lock);
+		lbi_slot_unlock(&s->hdr);
 		return -EEXIST;
 	}
 	/* Read without the slot lock by settle: single-copy atomic stores. */
@@ -362,36 +381,26 @@ int lb_cpubatch_add(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 	s->st.adds++;
 	s->st.weight_added += weight;
 	s->nodes[s->batch.nr] = n;
-	rc = lbi_wbatch_add(&s->batch, obj, weight);
-	/*
-	 * disabled is read under the slot lock: lb_cpubatch_disable() raises it
-	 * and then takes every slot lock, so an add either runs before the
-	 * disable's pass reaches this slot (and is flushed by it) or sees the
-	 * raised count here and flushes at once.
-	 */
-	if (lbi_likely(rc > 0 && weight <= pc->bypass_above &&
-		       !ck_pr_load_32(&pc->disabled))) {
-		lbi_spin_unlock(&s->lock);
+	cause = add_decide(pc, &s->batch, weight,
+			   lbi_wbatch_add(&s->batch, obj, weight));
+	if (lbi_likely(cause == LBI_NO_FLUSH)) {
+		lbi_slot_unlock(&s->hdr);
 		return 0;
 	}
-	return add_flush(pc, idx, obj, n, weight, rc);
+	return add_flush(pc, idx, obj, n, weight, cause);
 }
 
 int lbi_drain_slot(struct lb_cpubatch *pc, unsigned int idx,
 		   enum lb_flush_cause cause)
 {
-	struct lbi_slot *s = &pc->slots[idx];
-	struct lbi_flushbuf buf;
+	struct lbi_slot *s = lbi_cb_slot(pc, idx);
 
-	lbi_spin_lock(&s->lock);
+	lbi_slot_lock_remote(&pc->slots, idx, false);
 	if (!s->batch.nr) {
-		lbi_spin_unlock(&s->lock);
+		lbi_slot_unlock_remote(&pc->slots, idx);
 		return 0;
 	}
-	lbi_swap_out(pc, idx, &buf, cause);
-	lbi_spin_unlock(&s->lock);
-	lbi_flush_buf(pc, &buf);
-	return (int)buf.nr;
+	return (int)lbi_flush_locked(pc, idx, cause);
 }
 
 int lb_cpubatch_drain_local(struct lb_cpubatch *pc)
@@ -404,17 +413,22 @@ int lb_cpubatch_drain_local(struct lb_cpubatch *pc)
 	rc = lbi_context_check(pc);
 	if (rc)
 		return rc;
-	idx = lbi_cpu_slot(pc->cpu_fn, pc->cpu_arg, pc->nr_slots);
+	idx = lbi_slots_this(&pc->slots);
 	rc = lbi_drain_slot(pc, idx, LB_FLUSH_DRAIN_LOCAL);
 	/* Objects other threads swapped out of this slot before us, too. */
 	lbi_wait_flushes(pc, idx);
 	return rc;
 }
 
+/* A flush between swap-out and @put still reads the instance. */
+static bool slot_busy(void *slot)
+{
+	return ck_pr_load_32(&((struct lbi_slot *)slot)->inflight) != 0;
+}
+
 int lb_cpubatch_destroy(struct lb_cpubatch *pc)
 {
-	unsigned int i, j;
-
+	unsigned int i;
 	int rc;
 
 	if (!pc)
@@ -423,26 +437,14 @@ int lb_cpubatch_destroy(struct lb_cpubatch *pc)
 	if (rc)
 		return rc;
 	/* A slot in use means a concurrent user: refuse, change nothing. */
-	for (i = 0; i < pc->nr_slots; i++) {
-		struct lbi_slot *s = &pc->slots[i];
-		bool busy = !lbi_spin_trylock(&s->lock);
-
-		if (!busy && ck_pr_load_32(&s->inflight)) {
-			lbi_spin_unlock(&s->lock);
-			busy = true;
-		}
-		if (busy) {
-			for (j = 0; j < i; j++)
-				lbi_spin_unlock(&pc->slots[j].lock);
-			return -EBUSY;
-		}
-	}
-	for (i = 0; i < pc->nr_slots; i++)
-		lbi_spin_unlock(&pc->slots[i].lock);
-	for (i = 0; i < pc->nr_slots; i++)
+	rc = lbi_slots_lock_idle(&pc->slots, slot_busy);
+	if (rc)
+		return rc;
+	lbi_slots_unlock_all(&pc->slots);
+	for (i = 0; i < pc->slots.nr; i++)
 		lbi_drain_slot(pc, i, LB_FLUSH_DESTROY);
 	lbi_drain_fini(pc);
-	free(pc->slots);
+	lbi_slots_fini(&pc->slots);
 	free(pc);
 	return 0;
 }
@@ -464,42 +466,53 @@ static void sum_stats(struct lb_cpubatch_slot_stats *t,
 	t->weight_cached += s->weight_cached;
 }
 
-int lb_cpubatch_stats(struct lb_cpubatch *pc, struct lb_cpubatch_stats *out,
-		  struct lb_cpubatch_slot_stats *slots, unsigned int nr)
+struct stats_acc {
+	struct lb_cpubatch_stats *out;
+	struct lb_cpubatch_slot_stats *slots;
+	unsigned int nr;
+};
+
+/*
+ * One slot, under its lock. The committed counters are read after the
+ * in-flight count: a flush is never seen done only.
+ */
+static void read_slot(void *slot, unsigned int idx, void *arg)
 {
-	struct lb_cpubatch_slot_stats one;
-	unsigned int i, inflight;
+	struct stats_acc *acc = arg;
+	struct lbi_slot *s = slot;
+	struct lb_cpubatch_slot_stats one = s->st;
+	unsigned int inflight;
+
+	one.nr_cached = s->batch.nr;
+	one.weight_cached = s->batch.weight;
+	ck_pr_fence_load();
+	inflight = ck_pr_load_32(&s->inflight);
+	ck_pr_fence_load();
+	one.flushes_committed = ck_pr_load_64(&s->flushes_committed);
+	one.objs_committed = ck_pr_load_64(&s->objs_committed);
+	if (idx < acc->nr)
+		acc->slots[idx] = one;
+	if (acc->out) {
+		sum_stats(&acc->out->total, &one);
+		acc->out->backend_locks += ck_pr_load_64(&s->backend_locks);
+		acc->out->flushes_inflight += inflight;
+	}
+}
+
+int lb_cpubatch_stats(struct lb_cpubatch *pc, struct lb_cpubatch_stats *out,
+		      struct lb_cpubatch_slot_stats *slots, unsigned int nr)
+{
+	struct stats_acc acc = { out, slots, nr };
 
 	if (!pc || (!slots && nr))
 		return -EINVAL;
 	if (out) {
 		memset(out, 0, sizeof(*out));
-		out->nr_slots = pc->nr_slots;
-		out->cpu_src = pc->cpu_fn ? LB_CPU_SRC_INJECTED :
-					    lb_cpu_source();
+		out->nr_slots = pc->slots.nr;
+		out->cpu_src = pc->slots.cpu_fn ? LB_CPU_SRC_INJECTED :
+						  lb_cpu_source();
 		lbi_drain_stats(pc, &out->drain);
 	}
-	for (i = 0; i < pc->nr_slots; i++) {
-		struct lbi_slot *s = &pc->slots[i];
-
-		lbi_spin_lock(&s->lock);
-		one = s->st;
-		one.nr_cached = s->batch.nr;
-		one.weight_cached = s->batch.weight;
-		lbi_spin_unlock(&s->lock);
-		/* Read after the flush counts: a flush is never seen done only. */
-		ck_pr_fence_load();
-		inflight = ck_pr_load_32(&s->inflight);
-		ck_pr_fence_load();
-		one.flushes_committed = ck_pr_load_64(&s->flushes_committed);
-		one.objs_committed = ck_pr_load_64(&s->objs_committed);
-		if (i < nr)
-			slots[i] = one;
-		if (out) {
-			sum_stats(&out->total, &one);
-			out->backend_locks += ck_pr_load_64(&s->backend_locks);
-			out->flushes_inflight += inflight;
-		}
-	}
-	return (int)pc->nr_slots;
+	lbi_slots_walk(&pc->slots, read_slot, &acc);
+	return (int)pc->slots.nr;
 }

@@ -72,8 +72,8 @@ int lbi_node_check(const struct lb_cpubatch *pc, const struct lb_node *n)
 		return -ENOENT;
 	if (owner != pc->id)
 		return -EXDEV;
-	if (ck_pr_load_32(&n->home) > pc->nr_slots ||
-	    ck_pr_load_32(&n->slot) > pc->nr_slots)
+	if (ck_pr_load_32(&n->home) > pc->slots.nr ||
+	    ck_pr_load_32(&n->slot) > pc->slots.nr)
 		return -EINVAL;
 	return 0;
 }
@@ -96,31 +96,19 @@ int lbi_lock_node_slot(struct lb_cpubatch *pc, struct lb_node *n)
 
 		if (!idx)
 			return 0;
-		if (idx > pc->nr_slots)
+		if (idx > pc->slots.nr)
 			return -EINVAL;
-		s = &pc->slots[idx - 1];
-		lbi_spin_lock(&s->lock);
+		s = lbi_cb_slot(pc, idx - 1);
+		lbi_slot_lock(&s->hdr);
 		if (ck_pr_load_32(&n->slot) == idx) {
 			if (ck_pr_load_32(&n->owner) == pc->id)
 				return (int)idx;
-			lbi_spin_unlock(&s->lock);
+			lbi_slot_unlock(&s->hdr);
 			return -EXDEV;
 		}
-		lbi_spin_unlock(&s->lock);
+		lbi_slot_unlock(&s->hdr);
 	}
 	return -EAGAIN;
-}
-
-/* Swap out the locked slot @idx, unlock it, commit. */
-static unsigned int flush_locked(struct lb_cpubatch *pc, unsigned int idx,
-				 enum lb_flush_cause cause)
-{
-	struct lbi_flushbuf buf;
-
-	lbi_swap_out(pc, idx, &buf, cause);
-	lbi_spin_unlock(&pc->slots[idx].lock);
-	lbi_flush_buf(pc, &buf);
-	return buf.nr;
 }
 
 int lb_cpubatch_drain_obj(struct lb_cpubatch *pc, struct lb_node *n)
@@ -139,7 +127,7 @@ int lb_cpubatch_drain_obj(struct lb_cpubatch *pc, struct lb_node *n)
 	if (rc < 0)
 		return rc;
 	if (rc > 0) {
-		flush_locked(pc, (unsigned int)rc - 1, LB_FLUSH_DRAIN_OBJ);
+		lbi_flush_locked(pc, (unsigned int)rc - 1, LB_FLUSH_DRAIN_OBJ);
 		return 1;
 	}
 	lbi_wait_node_flush(pc, n);
@@ -180,8 +168,8 @@ int lb_cpubatch_drain_objs(struct lb_cpubatch *pc, struct lb_node *const *nodes,
 		rc = lbi_context_check(pc);
 	if (rc)
 		return rc;
-	if (pc->nr_slots > LBI_STACK_SLOTS) {
-		done = calloc((pc->nr_slots + 63) / 64, sizeof(*done));
+	if (pc->slots.nr > LBI_STACK_SLOTS) {
+		done = calloc((pc->slots.nr + 63) / 64, sizeof(*done));
 		if (!done)
 			return -ENOMEM;
 	}
@@ -196,11 +184,11 @@ int lb_cpubatch_drain_objs(struct lb_cpubatch *pc, struct lb_node *const *nodes,
 		idx = (unsigned int)rc - 1;
 		if (done[idx / 64] & (1ull << (idx % 64))) {
 			/* Re-added after this call flushed the slot: leave it. */
-			lbi_spin_unlock(&pc->slots[idx].lock);
+			lbi_slot_unlock(&lbi_cb_slot(pc, idx)->hdr);
 			continue;
 		}
 		done[idx / 64] |= 1ull << (idx % 64);
-		flush_locked(pc, idx, LB_FLUSH_DRAIN_OBJS);
+		lbi_flush_locked(pc, idx, LB_FLUSH_DRAIN_OBJS);
 		flushed++;
 	}
 	if (done != stackmap)
@@ -211,7 +199,7 @@ int lb_cpubatch_drain_objs(struct lb_cpubatch *pc, struct lb_node *const *nodes,
 /*
  * Nothing to do in a slot: an empty batch and no flush in flight. Read
  * without the lock (see lb_cpubatch_drain_all()): the count first, then the
- * in-flight counter, which lbi_swap_out() raises before it empties the
+ * in-flight counter, which swap-out (lbi_flush_locked()) raises before it empties the
  * batch, so an emptied batch is never seen without its flush.
  */
 static bool slot_idle(struct lbi_slot *s)
@@ -246,17 +234,17 @@ static unsigned int drain_slot_pass(struct lb_cpubatch *pc, unsigned int idx,
 				    unsigned int rounds,
 				    enum lb_flush_cause cause)
 {
-	struct lbi_slot *s = &pc->slots[idx];
+	struct lbi_slot *s = lbi_cb_slot(pc, idx);
 	unsigned int old, objs = 0;
 
-	lbi_spin_lock(&s->lock);
+	lbi_slot_lock(&s->hdr);
 	old = s->epoch & 1;
 	s->epoch++;
 	while (s->batch.nr && rounds--) {
-		objs += flush_locked(pc, idx, cause);
-		lbi_spin_lock(&s->lock);
+		objs += lbi_flush_locked(pc, idx, cause);
+		lbi_slot_lock(&s->hdr);
 	}
-	lbi_spin_unlock(&s->lock);
+	lbi_slot_unlock(&s->hdr);
 	wait_epoch(s, old);
 	return objs;
 }
@@ -269,7 +257,7 @@ static unsigned int drain_slot_pass(struct lb_cpubatch *pc, unsigned int idx,
  */
 void lbi_wait_flushes(struct lb_cpubatch *pc, unsigned int idx)
 {
-	struct lbi_slot *s = &pc->slots[idx];
+	struct lbi_slot *s = lbi_cb_slot(pc, idx);
 	unsigned int old;
 
 	if (!ck_pr_load_32(&s->inflight)) {
@@ -279,10 +267,10 @@ void lbi_wait_flushes(struct lb_cpubatch *pc, unsigned int idx)
 		return;
 	}
 	lbi_drain_lock(pc);
-	lbi_spin_lock(&s->lock);
+	lbi_slot_lock(&s->hdr);
 	old = s->epoch & 1;
 	s->epoch++;
-	lbi_spin_unlock(&s->lock);
+	lbi_slot_unlock(&s->hdr);
 	wait_epoch(s, old);
 	lbi_drain_unlock(pc);
 }
@@ -290,7 +278,7 @@ void lbi_wait_flushes(struct lb_cpubatch *pc, unsigned int idx)
 /*
  * @n read "not cached": the flush that took it out of its batch, if any,
  * was swapped out of its home slot, whose in-flight count it raised before
- * it cleared the node (lbi_swap_out()). Wait for that slot's flushes.
+ * it cleared the node (swap-out (lbi_flush_locked())). Wait for that slot's flushes.
  */
 void lbi_wait_node_flush(struct lb_cpubatch *pc, const struct lb_node *n)
 {
@@ -298,7 +286,7 @@ void lbi_wait_node_flush(struct lb_cpubatch *pc, const struct lb_node *n)
 
 	ck_pr_fence_load();
 	home = ck_pr_load_32(&n->home);
-	if (home && home <= pc->nr_slots)
+	if (home && home <= pc->slots.nr)
 		lbi_wait_flushes(pc, home - 1);
 }
 
@@ -326,8 +314,8 @@ static int drain_all(struct lb_cpubatch *pc, bool forced, enum lb_flush_cause ca
 	}
 	ck_pr_store_64(&d->gen, ck_pr_load_64(&d->gen) + 1);
 	ck_pr_fence_memory();
-	for (i = 0; i < pc->nr_slots; i++) {
-		if (!forced && slot_idle(&pc->slots[i]))
+	for (i = 0; i < pc->slots.nr; i++) {
+		if (!forced && slot_idle(lbi_cb_slot(pc, i)))
 			continue;
 		touched++;
 		objs += (int)drain_slot_pass(pc, i,

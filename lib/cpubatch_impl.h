@@ -14,6 +14,7 @@
 #include <ck_spinlock.h>
 
 #include <lockbatch/cpubatch.h>
+#include "slots.h"
 #include "wbatch_impl.h"
 
 /*
@@ -21,7 +22,7 @@
  * this slot's lines, so slots never share a line with each other.
  */
 struct lbi_slot {
-	ck_spinlock_fas_t lock;
+	struct lbi_slot_hdr hdr;	/* first: the slot core's part */
 	uint32_t inflight;		/* swapped out, not yet put; atomic */
 	/*
 	 * The same flushes split in two epochs, so that a drain pass can wait
@@ -54,20 +55,23 @@ struct lbi_drain {
 };
 
 struct lb_cpubatch {
-	struct lbi_slot *slots;
-	unsigned int nr_slots;
+	struct lbi_slots slots;		/* of struct lbi_slot */
 	enum lb_cpubatch_mode mode;
 	uint32_t disabled;		/* lb_cpubatch_disable() nesting; atomic */
 	uint32_t bypass_above;		/* weights above this never wait */
 	uint32_t id;
-	lb_cpu_fn cpu_fn;
-	void *cpu_arg;
 	void *backend;
 	struct lb_backend_ops ops;
 	/* Keeps the drain counters off the line the add path reads. */
 	char pad[CK_MD_CACHELINE];
 	struct lbi_drain drain;
 };
+
+static inline struct lbi_slot *lbi_cb_slot(const struct lb_cpubatch *pc,
+					   unsigned int idx)
+{
+	return (struct lbi_slot *)pc->slots.base + idx;
+}
 
 /* A batch swapped out of its slot, on its way to the back-end. */
 struct lbi_flushbuf {
@@ -77,9 +81,8 @@ struct lbi_flushbuf {
 	void *objs[LB_WBATCH_MAX];	/* nodes are not kept: after @put they may be gone */
 };
 
-void lbi_swap_out(struct lb_cpubatch *pc, unsigned int idx,
-		  struct lbi_flushbuf *buf, enum lb_flush_cause cause);
-void lbi_flush_buf(struct lb_cpubatch *pc, struct lbi_flushbuf *buf);
+unsigned int lbi_flush_locked(struct lb_cpubatch *pc, unsigned int idx,
+			      enum lb_flush_cause cause);
 int lbi_drain_slot(struct lb_cpubatch *pc, unsigned int idx,
 		   enum lb_flush_cause cause);
 int lbi_context_check(const struct lb_cpubatch *pc);

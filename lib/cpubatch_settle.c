@@ -27,27 +27,24 @@ static int outcome(struct lb_cpubatch *pc, int res)
 static int settle_cached(struct lb_cpubatch *pc, void *obj, unsigned int idx,
 			 long expected)
 {
-	struct lbi_slot *s = &pc->slots[idx];
-	struct lbi_flushbuf buf;
+	struct lbi_slot *s = lbi_cb_slot(pc, idx);
 	long r = pc->ops.refcount(obj);
 
 	if (r <= expected) {
-		lbi_spin_unlock(&s->lock);
+		lbi_slot_unlock(&s->hdr);
 		return -ERANGE;
 	}
 	if (r - 1 > expected) {
-		lbi_spin_unlock(&s->lock);
+		lbi_slot_unlock(&s->hdr);
 		return outcome(pc, LB_BUSY);
 	}
-	lbi_swap_out(pc, idx, &buf, LB_FLUSH_DRAIN_OBJ);
-	lbi_spin_unlock(&s->lock);
-	lbi_flush_buf(pc, &buf);
+	lbi_flush_locked(pc, idx, LB_FLUSH_DRAIN_OBJ);
 	return outcome(pc, LB_DRAINED);
 }
 
 /*
  * Whether the object's home slot has a flush between swap-out and @put.
- * The caller read n->slot == 0 first; lbi_swap_out() raises inflight before
+ * The caller read n->slot == 0 first; swap-out (lbi_flush_locked()) raises inflight before
  * it clears the node, so a flush that took the object out is counted here.
  */
 static bool home_in_flight(const struct lb_cpubatch *pc, const struct lb_node *n)
@@ -56,13 +53,13 @@ static bool home_in_flight(const struct lb_cpubatch *pc, const struct lb_node *n
 
 	ck_pr_fence_load();
 	home = ck_pr_load_32(&n->home);
-	if (!home || home > pc->nr_slots)
+	if (!home || home > pc->slots.nr)
 		return false;
-	if (ck_pr_load_32(&pc->slots[home - 1].inflight))
+	if (ck_pr_load_32(&lbi_cb_slot(pc, home - 1)->inflight))
 		return true;
 	/* Drained to zero: the flushes' @put calls are visible from here. */
 	ck_pr_fence_acquire();
-	lbi_tsan_acquire(&pc->slots[home - 1].inflight);
+	lbi_tsan_acquire(&lbi_cb_slot(pc, home - 1)->inflight);
 	return false;
 }
 

@@ -121,7 +121,7 @@
 /** define LB_PCP_MIN_OBJ_SIZE - Bytes of each cached object used as links. */
 #define LB_PCP_MIN_OBJ_SIZE (2 * sizeof(void *))
 /** define LB_PCP_MAX_SLOTS - Largest slot count accepted. */
-#define LB_PCP_MAX_SLOTS 4096u
+#define LB_PCP_MAX_SLOTS LB_CPU_SLOTS_MAX
 /** define LB_PCP_DECAY_INTERVAL_NS - Default decay tick, 1 s
  * (``vm.stat_interval``). */
 #define LB_PCP_DECAY_INTERVAL_NS 1000000000ull
@@ -557,10 +557,13 @@ int lb_pcp_create(struct lb_pcp **p, const struct lb_pcp_conf *conf);
  * lb_pcp_destroy() - Drain every slot to the back-end and free the cache.
  * @p: The cache.
  *
- * Stops the decay thread if it runs. Nothing cached is lost.
+ * Stops the decay thread if it runs. Nothing cached is lost. A slot
+ * another thread holds at that moment means a concurrent user: the call
+ * refuses and changes nothing else (the decay thread stays stopped; start
+ * it again if the cache stays in use), as lb_cpubatch_destroy() does.
  *
  * Context: No other thread may use @p during or after the call.
- * Return: 0, or %-EINVAL if @p is NULL.
+ * Return: 0; %-EINVAL if @p is NULL; %-EBUSY if a slot was in use.
  */
 int lb_pcp_destroy(struct lb_pcp *p);
 
