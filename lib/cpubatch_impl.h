@@ -81,6 +81,9 @@ struct lbi_flushbuf {
 	void *objs[LB_WBATCH_MAX];	/* nodes are not kept: after @put they may be gone */
 };
 
+/* cpubatch_flush.c */
+int lbi_add_flush(struct lb_cpubatch *pc, unsigned int idx, void *obj,
+		  struct lb_node *n, uint32_t weight, enum lb_flush_cause cause);
 unsigned int lbi_flush_locked(struct lb_cpubatch *pc, unsigned int idx,
 			      enum lb_flush_cause cause);
 int lbi_drain_slot(struct lb_cpubatch *pc, unsigned int idx,

@@ -160,12 +160,6 @@ static inline struct lbi_pcp_slot *this_slot(struct lb_pcp *p)
 	return lbi_pcp_slot_at(p, lbi_slots_this(&p->slots));
 }
 
-static void note_hold(struct lbi_pcp_slot *sl, int units)
-{
-	if ((uint64_t)units > sl->st.max_hold_units)
-		sl->st.max_hold_units = (uint64_t)units;
-}
-
 /*
  * Take up to @n objects of @order from the cold end of a peer slot, leaving
  * it at least one batch. Only the ADAPTIVE tuner does this: the traces move
@@ -264,7 +258,7 @@ static int refill(struct lb_pcp *p, struct lbi_pcp_slot *sl,
 		cds_list_add_tail((struct cds_list_head *)sl->buf[i], head);
 	sl->ts.count += got << order;
 	sl->st.refill_units += (uint64_t)got << order;
-	note_hold(sl, got << order);
+	lbi_pcp_note_hold(sl, got << order);
 	return got;
 }
 
@@ -390,90 +384,6 @@ int lb_pcp_free(struct lb_pcp *p, void *obj, unsigned int order)
 	sl->st.frees++;
 	lbi_slot_unlock(&sl->hdr);
 	return 0;
-}
-
-/* Each back-end hold is counted once, under the cause that took it. */
-static void count_hold(struct lbi_pcp_slot *sl, enum lbi_pcp_cause cause,
-		       int freed)
-{
-	switch (cause) {
-	case LBI_PCP_FLUSH:
-		sl->st.flushes++;
-		sl->st.flush_units += (uint64_t)freed;
-		break;
-	case LBI_PCP_DECAY:
-		sl->st.decay_drains++;
-		sl->st.decay_units += (uint64_t)freed;
-		break;
-	case LBI_PCP_DRAIN:
-		sl->st.drains++;
-		sl->st.drain_units += (uint64_t)freed;
-		break;
-	}
-	note_hold(sl, freed);
-}
-
-/*
- * free_pcppages_bulk() for one back-end hold: whole objects from the cold
- * ends of the lists, round-robin over orders starting at @order, until
- * @units are freed (the last object may overshoot, as in the kernel).
- */
-static int release_hold(struct lb_pcp *p, struct lbi_pcp_slot *sl, int units,
-			unsigned int order, enum lbi_pcp_cause cause)
-{
-	int freed = 0, o = (int)order - 1, nr_lists = (int)p->max_order + 1;
-
-	if (units > sl->ts.count)
-		units = sl->ts.count;
-	if (units <= 0)
-		return 0;
-	lb_lock_acquire(&p->lock);
-	while (units > 0) {
-		struct cds_list_head *head;
-		unsigned int nr = 0;
-		int w;
-
-		do {
-			if (++o >= nr_lists)
-				o = 0;
-			head = &sl->lists[o];
-		} while (cds_list_empty(head));
-		w = 1 << o;
-		do {
-			struct cds_list_head *node = head->prev;
-
-			cds_list_del(node);
-			/* Cannot fail: every cached object was added. */
-			if (p->dbg)
-				lbi_pcp_dbg_del(p->dbg, node);
-			sl->buf[nr++] = node;
-			units -= w;
-			freed += w;
-		} while (units > 0 && !cds_list_empty(head));
-		sl->ts.count -= (int)nr << o;
-		p->be.free_bulk(p->be.ctx, (unsigned int)o, sl->buf, nr);
-	}
-	lb_lock_release(&p->lock);
-	count_hold(sl, cause, freed);
-	return freed;
-}
-
-/*
- * Return @units to the back-end in holds of at most @chunk requested
- * units each, as decay_pcp_high() (chunk = batch) and the free and drain
- * paths (chunk = batch << 5) do. Called with the slot lock held.
- */
-long lbi_pcp_release(struct lb_pcp *p, struct lbi_pcp_slot *sl, int units,
-		     unsigned int order, int chunk, enum lbi_pcp_cause cause)
-{
-	long total = 0;
-
-	while (units > 0 && sl->ts.count > 0) {
-		int n = units < chunk ? units : chunk;
-		total += release_hold(p, sl, n, order, cause);
-		units -= n;
-	}
-	return total;
 }
 
 int lb_pcp_slot_state(struct lb_pcp *p, unsigned int slot,

@@ -19,29 +19,6 @@ uint64_t lbi_pcp_now(struct lb_pcp *p)
 	return p->clock_fn ? p->clock_fn(p->clock_arg) : lbi_now_ns();
 }
 
-/*
- * drain_pages_zone(): the count is re-read under the slot lock for every
- * chunk, so objects freed while the drain runs are drained too and the
- * loop ends only when the slot was seen empty.
- */
-long lbi_pcp_drain_slot(struct lb_pcp *p, struct lbi_pcp_slot *sl)
-{
-	long total = 0;
-	int count;
-
-	do {
-		lbi_slot_lock(&sl->hdr);
-		count = sl->ts.count;
-		if (count) {
-			int n = count < p->chunk ? count : p->chunk;
-
-			total += lbi_pcp_release(p, sl, n, 0, n, LBI_PCP_DRAIN);
-		}
-		lbi_slot_unlock(&sl->hdr);
-	} while (count);
-	return total;
-}
-
 long lb_pcp_drain(struct lb_pcp *p, int cpu)
 {
 	if (!p || cpu < 0)

@@ -75,12 +75,22 @@ static inline struct lbi_pcp_slot *lbi_pcp_slot_at(const struct lb_pcp *p,
 	return (struct lbi_pcp_slot *)p->slots.base + idx;
 }
 
+static inline void lbi_pcp_note_hold(struct lbi_pcp_slot *sl, int units)
+{
+	if ((uint64_t)units > sl->st.max_hold_units)
+		sl->st.max_hold_units = (uint64_t)units;
+}
+
+/* pcp_release.c */
 long lbi_pcp_release(struct lb_pcp *p, struct lbi_pcp_slot *sl, int units,
 		     unsigned int start_order, int chunk,
 		     enum lbi_pcp_cause cause);
 long lbi_pcp_drain_slot(struct lb_pcp *p, struct lbi_pcp_slot *sl);
+
+/* pcp_drain.c */
 uint64_t lbi_pcp_now(struct lb_pcp *p);
 
+/* pcp_debug.c */
 int lbi_pcp_dbg_create(struct lbi_pcp_dbg **d);
 void lbi_pcp_dbg_destroy(struct lbi_pcp_dbg *d);
 /*
