@@ -49,17 +49,6 @@ void lbi_drain_stats(struct lb_cpubatch *pc, struct lb_cpubatch_drain_stats *out
 	out->disable_depth = ck_pr_load_32(&pc->disabled);
 }
 
-/* One step of a wait for another thread: back off, then yield the CPU. */
-void lbi_wait_step(ck_backoff_t *b, unsigned int *spins)
-{
-	if (*spins < 16) {
-		ck_backoff_eb(b);
-		(*spins)++;
-	} else {
-		sched_yield();
-	}
-}
-
 /*
  * Plausibility of a node before any slot is indexed with it. The fields are
  * read without a lock; the slot number is checked again under the lock.
@@ -198,9 +187,7 @@ int lb_cpubatch_drain_objs(struct lb_cpubatch *pc, struct lb_node *const *nodes,
 
 /*
  * Nothing to do in a slot: an empty batch and no flush in flight. Read
- * without the lock (see lb_cpubatch_drain_all()): the count first, then the
- * in-flight counter, which swap-out (lbi_flush_locked()) raises before it empties the
- * batch, so an emptied batch is never seen without its flush.
+ * without the lock: the count first, then the in-flight counter (D).
  */
 static bool slot_idle(struct lbi_slot *s)
 {
@@ -211,21 +198,16 @@ static bool slot_idle(struct lbi_slot *s)
 }
 
 /*
- * Wait for the flushes of slot @idx that swapped out before this point;
- * the drain mutex is held. The epoch flip splits the slot's flushes into
- * those, counted in the old epoch, and later ones, which go to the new
- * epoch and are not chased. Only holders of the mutex flip, one at a time,
- * so the old epoch only drains.
+ * Wait for the flushes of slot @idx counted in epoch @old (F); the drain
+ * mutex is held, so the old epoch only drains.
  */
 static void wait_epoch(struct lbi_slot *s, unsigned int old)
 {
-	ck_backoff_t b = CK_BACKOFF_INITIALIZER;
-	unsigned int spins = 0;
+	struct lbi_backoff b = LBI_BACKOFF_INIT;
 
 	while (ck_pr_load_32(&s->epoch_inflight[old]))
-		lbi_wait_step(&b, &spins);
-	/* Pairs with the release fence before the counters drop. */
-	ck_pr_fence_acquire();
+		lbi_backoff(&b);
+	ck_pr_fence_acquire();	/* (E) */
 	lbi_tsan_acquire(&s->epoch_inflight[old]);
 }
 
@@ -261,8 +243,7 @@ void lbi_wait_flushes(struct lb_cpubatch *pc, unsigned int idx)
 	unsigned int old;
 
 	if (!ck_pr_load_32(&s->inflight)) {
-		/* Drained to zero: the flushes' @put calls are visible. */
-		ck_pr_fence_acquire();
+		ck_pr_fence_acquire();	/* (E) */
 		lbi_tsan_acquire(&s->inflight);
 		return;
 	}
@@ -277,8 +258,7 @@ void lbi_wait_flushes(struct lb_cpubatch *pc, unsigned int idx)
 
 /*
  * @n read "not cached": the flush that took it out of its batch, if any,
- * was swapped out of its home slot, whose in-flight count it raised before
- * it cleared the node (swap-out (lbi_flush_locked())). Wait for that slot's flushes.
+ * is counted in its home slot (D). Wait for that slot's flushes.
  */
 void lbi_wait_node_flush(struct lb_cpubatch *pc, const struct lb_node *n)
 {

@@ -43,19 +43,7 @@ struct lbi_thread {
 };
 static __thread struct lbi_thread cur;
 
-/*
- * Swap the batch out for commit. Called under the slot lock. The nodes are
- * marked "not cached" here, before commit, because once @put runs the
- * object may be freed and its node must not be touched again. inflight
- * tells settle-like callers that a flush of this slot has objects between
- * swap-out and @put.
- *
- * inflight is raised before the batch count and the nodes are cleared, and
- * a store fence keeps that order for lock-free readers: whoever sees a node
- * or a batch emptied by this swap-out also sees the flush in flight
- * (lb_cpubatch_settle() and the empty-slot skip of lb_cpubatch_drain_all() rely on
- * it).
- */
+/* In-flight protocol (A) (cpubatch_impl.h). Called under the slot lock. */
 static void swap_out(struct lb_cpubatch *pc, unsigned int idx,
 		     struct lbi_flushbuf *buf, enum lb_flush_cause cause)
 {
@@ -118,10 +106,7 @@ static void commit_runs(struct lb_cpubatch *pc, struct lbi_flushbuf *buf)
 	ck_pr_add_64(&s->backend_locks, runs);
 	ck_pr_add_64(&s->objs_committed, buf->nr);
 	ck_pr_inc_64(&s->flushes_committed);
-	/*
-	 * Orders the commit and @put before inflight drops: drains and settle
-	 * wait on these counters, then let the caller free the objects.
-	 */
+	/* (C) */
 	lbi_tsan_release(&s->epoch_inflight[buf->epoch]);
 	lbi_tsan_release(&s->inflight);
 	ck_pr_fence_release();

@@ -9,13 +9,38 @@
 #include <pthread.h>
 #include <stdbool.h>
 
-#include <ck_backoff.h>
 #include <ck_md.h>
 #include <ck_spinlock.h>
 
 #include <lockbatch/cpubatch.h>
+#include "backoff.h"
 #include "slots.h"
 #include "wbatch_impl.h"
+
+/*
+ * The in-flight protocol. A flush empties a slot long before its objects
+ * reach the back-end; drains, settle, destroy and stats must still know
+ * about it. The steps, referred to as (A)-(F) everywhere else:
+ *
+ *   (A) Swap-out, under the slot lock: raise inflight and
+ *       epoch_inflight[epoch & 1], store fence, then copy the batch out,
+ *       mark each node "not cached" (n->slot = 0) and empty the batch.
+ *       The nodes are cleared here, not later: once @put runs the object
+ *       may be freed and its node must not be touched again.
+ *   (B) Unlock, then commit the copy outside every slot lock: back-end
+ *       lock, @commit, unlock, @after; then @put for each object.
+ *   (C) Release fence, then drop epoch_inflight and inflight.
+ *   (D) A lock-free reader that saw a node "not cached" or a batch empty
+ *       issues a load fence and reads inflight: by (A)'s order a flush that
+ *       emptied them is counted until (C). Non-zero: a flush is in flight.
+ *   (E) A waiter that reads a count at 0 issues an acquire fence (pairs
+ *       with (C)): the commit and @put of every flush it counted are
+ *       visible, and the caller may free the objects.
+ *   (F) Epochs (SRCU's two counters): a drain pass flips epoch under the
+ *       slot lock, holding the drain mutex so flips are one at a time, and
+ *       waits only for the old epoch's count; flushes swapped out after
+ *       the flip are not chased.
+ */
 
 /*
  * One per CPU, on its own cache lines: the owner CPU's adds touch only
@@ -23,15 +48,9 @@
  */
 struct lbi_slot {
 	struct lbi_slot_hdr hdr;	/* first: the slot core's part */
-	uint32_t inflight;		/* swapped out, not yet put; atomic */
-	/*
-	 * The same flushes split in two epochs, so that a drain pass can wait
-	 * for the flushes that started before it without chasing new ones
-	 * (SRCU's two counters): swap-out counts into epoch_inflight[epoch & 1]
-	 * and a pass flips epoch under the lock, then waits for the old one.
-	 */
-	uint32_t epoch;			/* under lock; flipped by drain passes */
-	uint32_t epoch_inflight[2];	/* atomic */
+	uint32_t inflight;		/* (A)-(C); atomic */
+	uint32_t epoch;			/* (F); under lock */
+	uint32_t epoch_inflight[2];	/* (A)-(C), by epoch; atomic */
 	uint64_t backend_locks;		/* back-end lock holds by flushes; atomic */
 	uint64_t flushes_committed;	/* flushes past @put; atomic */
 	uint64_t objs_committed;	/* their objects; atomic */
@@ -98,7 +117,6 @@ void lbi_drain_unlock(struct lb_cpubatch *pc);
 /* cpubatch_drain.c */
 int lbi_node_check(const struct lb_cpubatch *pc, const struct lb_node *n);
 int lbi_lock_node_slot(struct lb_cpubatch *pc, struct lb_node *n);
-void lbi_wait_step(ck_backoff_t *b, unsigned int *spins);
 void lbi_wait_flushes(struct lb_cpubatch *pc, unsigned int idx);
 void lbi_wait_node_flush(struct lb_cpubatch *pc, const struct lb_node *n);
 int lbi_drain_init(struct lb_cpubatch *pc);

@@ -44,8 +44,7 @@ static int settle_cached(struct lb_cpubatch *pc, void *obj, unsigned int idx,
 
 /*
  * Whether the object's home slot has a flush between swap-out and @put.
- * The caller read n->slot == 0 first; swap-out (lbi_flush_locked()) raises inflight before
- * it clears the node, so a flush that took the object out is counted here.
+ * The caller read n->slot == 0 first (D).
  */
 static bool home_in_flight(const struct lb_cpubatch *pc, const struct lb_node *n)
 {
@@ -57,8 +56,7 @@ static bool home_in_flight(const struct lb_cpubatch *pc, const struct lb_node *n
 		return false;
 	if (ck_pr_load_32(&lbi_cb_slot(pc, home - 1)->inflight))
 		return true;
-	/* Drained to zero: the flushes' @put calls are visible from here. */
-	ck_pr_fence_acquire();
+	ck_pr_fence_acquire();	/* (E) */
 	lbi_tsan_acquire(&lbi_cb_slot(pc, home - 1)->inflight);
 	return false;
 }
@@ -66,8 +64,8 @@ static bool home_in_flight(const struct lb_cpubatch *pc, const struct lb_node *n
 static int settle(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 		  long expected)
 {
-	ck_backoff_t b = CK_BACKOFF_INITIALIZER;
-	unsigned int moves = 0, spins = 0;
+	struct lbi_backoff b = LBI_BACKOFF_INIT;
+	unsigned int moves = 0;
 	uint64_t deadline = 0;
 	int rc;
 	long r;
@@ -126,7 +124,7 @@ static int settle(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 		} else if (lbi_now_ns() >= deadline) {
 			return outcome(pc, LB_BUSY);
 		}
-		lbi_wait_step(&b, &spins);
+		lbi_backoff(&b);
 	}
 }
 

@@ -11,7 +11,6 @@
 #include <stdint.h>
 #include <time.h>
 
-#include <ck_backoff.h>
 #include <ck_pr.h>
 #include <ck_spinlock.h>
 
@@ -84,6 +83,7 @@ static inline int lbi_spin_trylock(ck_spinlock_fas_t *l)
 	return 1;
 }
 
+/* spin.c */
 void lbi_spin_lock_slow(ck_spinlock_fas_t *l);
 
 /*

@@ -12,7 +12,7 @@
 #include <lockbatch/pcp.h>
 #include "internal.h"
 #include "pcp_impl.h"
-#include "pcp_tune.h"
+#include "pcp_tune_impl.h"
 
 /* lb_lock owns the list of lock kinds: ask it rather than copy the list. */
 static int check_lock_kind(enum lb_lock_kind kind)

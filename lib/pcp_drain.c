@@ -12,7 +12,7 @@
 #include <lockbatch/pcp.h>
 #include "internal.h"
 #include "pcp_impl.h"
-#include "pcp_tune.h"
+#include "pcp_tune_impl.h"
 
 uint64_t lbi_pcp_now(struct lb_pcp *p)
 {

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include <lockbatch/pcp.h>
-#include "pcp_tune.h"
+#include "pcp_tune_impl.h"
 
 static const char *const tuner_names[LB_PCP_TUNE_NR] = {
 	[LB_PCP_TUNE_FIXED] = "fixed",
@@ -52,29 +52,6 @@ int lb_pcp_tune_init(struct lb_pcp_tune_state *s, int batch, int high_min,
 	if (free_high_batch)
 		s->flags |= LB_PCP_FREE_HIGH_BATCH;
 	return 0;
-}
-
-void lb_pcp_tune_alloc_start(enum lb_pcp_tuner t, struct lb_pcp_tune_state *s)
-{
-	lbi_tune_alloc_start(t, s);
-}
-
-int lb_pcp_tune_refill(enum lb_pcp_tuner t, struct lb_pcp_tune_state *s,
-		       unsigned int order)
-{
-	return lbi_tune_refill(t, s, order);
-}
-
-void lb_pcp_tune_alloc_done(enum lb_pcp_tuner t, struct lb_pcp_tune_state *s,
-			    unsigned int order)
-{
-	lbi_tune_alloc_done(t, s, order);
-}
-
-int lb_pcp_tune_free(enum lb_pcp_tuner t, struct lb_pcp_tune_state *s,
-		     unsigned int order)
-{
-	return lbi_tune_free(t, s, order);
 }
 
 bool lb_pcp_tune_decay(enum lb_pcp_tuner t, struct lb_pcp_tune_state *s,
