@@ -229,43 +229,36 @@ static void sum_stats(struct lb_cpubatch_slot_stats *t,
 	t->weight_cached += s->weight_cached;
 }
 
-struct stats_acc {
-	struct lb_cpubatch_stats *out;
-	struct lb_cpubatch_slot_stats *slots;
-	unsigned int nr;
-};
-
 /*
- * One slot, under its lock. The committed counters are read after the
- * in-flight count: a flush is never seen done only.
+ * One slot, under its lock (lbi_slots_stats()). The committed counters are
+ * read after the in-flight count (D): a flush is never seen done only.
  */
-static void read_slot(void *slot, unsigned int idx, void *arg)
+static void read_slot(void *slot, void *onep, void *outp)
 {
-	struct stats_acc *acc = arg;
+	struct lb_cpubatch_stats *out = outp;
+	struct lb_cpubatch_slot_stats *one = onep;
 	struct lbi_slot *s = slot;
-	struct lb_cpubatch_slot_stats one = s->st;
 	unsigned int inflight;
 
-	one.nr_cached = s->batch.nr;
-	one.weight_cached = s->batch.weight;
+	*one = s->st;
+	one->nr_cached = s->batch.nr;
+	one->weight_cached = s->batch.weight;
 	ck_pr_fence_load();
 	inflight = ck_pr_load_32(&s->inflight);
 	ck_pr_fence_load();
-	one.flushes_committed = ck_pr_load_64(&s->flushes_committed);
-	one.objs_committed = ck_pr_load_64(&s->objs_committed);
-	if (idx < acc->nr)
-		acc->slots[idx] = one;
-	if (acc->out) {
-		sum_stats(&acc->out->total, &one);
-		acc->out->backend_locks += ck_pr_load_64(&s->backend_locks);
-		acc->out->flushes_inflight += inflight;
+	one->flushes_committed = ck_pr_load_64(&s->flushes_committed);
+	one->objs_committed = ck_pr_load_64(&s->objs_committed);
+	if (out) {
+		sum_stats(&out->total, one);
+		out->backend_locks += ck_pr_load_64(&s->backend_locks);
+		out->flushes_inflight += inflight;
 	}
 }
 
 int lb_cpubatch_stats(struct lb_cpubatch *pc, struct lb_cpubatch_stats *out,
 		      struct lb_cpubatch_slot_stats *slots, unsigned int nr)
 {
-	struct stats_acc acc = { out, slots, nr };
+	struct lb_cpubatch_slot_stats scratch;
 
 	if (!pc || (!slots && nr))
 		return -EINVAL;
@@ -276,6 +269,7 @@ int lb_cpubatch_stats(struct lb_cpubatch *pc, struct lb_cpubatch_stats *out,
 						  lb_cpu_source();
 		lbi_drain_stats(pc, &out->drain);
 	}
-	lbi_slots_walk(&pc->slots, read_slot, &acc);
+	lbi_slots_stats(&pc->slots, read_slot, out, slots, nr, sizeof(*slots),
+			&scratch);
 	return (int)pc->slots.nr;
 }

@@ -230,37 +230,32 @@ static void add_stats(struct lb_pcp_slot_stats *t,
 	t->high += s->high;
 }
 
-struct stats_acc {
-	struct lb_pcp_stats *out;
-	struct lb_pcp_slot_stats *slots;
-	unsigned int nr;
-};
-
-static void read_slot(void *slot, unsigned int idx, void *arg)
+/* One slot, under its lock (lbi_slots_stats()). */
+static void read_slot(void *slot, void *onep, void *outp)
 {
-	struct stats_acc *acc = arg;
+	struct lb_pcp_stats *out = outp;
+	struct lb_pcp_slot_stats *one = onep;
 	struct lbi_pcp_slot *sl = slot;
-	struct lb_pcp_slot_stats s = sl->st;
 
-	s.count = sl->ts.count;
-	s.high = sl->ts.high;
-	if (idx < acc->nr)
-		acc->slots[idx] = s;
-	if (acc->out)
-		add_stats(&acc->out->total, &s);
+	*one = sl->st;
+	one->count = sl->ts.count;
+	one->high = sl->ts.high;
+	if (out)
+		add_stats(&out->total, one);
 }
 
 int lb_pcp_stats(struct lb_pcp *p, struct lb_pcp_stats *out,
 		 struct lb_pcp_slot_stats *slots, unsigned int nr)
 {
-	struct stats_acc acc = { out, slots, nr };
+	struct lb_pcp_slot_stats scratch;
 	struct lb_lock_stats ls;
 
 	if (!p || (!slots && nr))
 		return -EINVAL;
 	if (out)
 		memset(out, 0, sizeof(*out));
-	lbi_slots_walk(&p->slots, read_slot, &acc);
+	lbi_slots_stats(&p->slots, read_slot, out, slots, nr, sizeof(*slots),
+			&scratch);
 	if (out) {
 		pthread_mutex_lock(&p->tick_mutex);
 		out->ticks = p->ticks;

@@ -126,15 +126,19 @@ void lbi_slots_unlock_all(struct lbi_slots *s)
 		lbi_slot_unlock(lbi_slot_hdr(s, i));
 }
 
-void lbi_slots_walk(struct lbi_slots *s,
-		    void (*read)(void *slot, unsigned int idx, void *acc),
-		    void *acc)
+void lbi_slots_stats(struct lbi_slots *s,
+		     void (*read)(void *slot, void *one, void *out), void *out,
+		     void *per_slot, unsigned int nr, size_t size,
+		     void *scratch)
 {
 	unsigned int i;
 
 	for (i = 0; i < s->nr; i++) {
+		void *one = i < nr ? (char *)per_slot + (size_t)i * size :
+				     scratch;
+
 		lbi_slot_lock_remote(s, i, true);
-		read(lbi_slot_at(s, i), i, acc);
+		read(lbi_slot_at(s, i), one, out);
 		lbi_slot_unlock_remote(s, i);
 	}
 }

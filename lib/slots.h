@@ -154,11 +154,14 @@ int lbi_slots_lock_idle(struct lbi_slots *s, bool (*busy)(void *slot));
 void lbi_slots_unlock_all(struct lbi_slots *s);
 
 /*
- * Stats: for each slot in index order, @read(@slot, @idx, @acc) under the
- * slot lock. Summation into @acc is the caller's (its counters differ).
+ * Stats: for each slot in index order, under the slot lock, @read(@slot,
+ * @one, @out) fills @one with the slot's figures and adds them to @out (may
+ * be NULL). @one is @per_slot[idx] (elements of @size bytes) for idx < @nr,
+ * else @scratch (@size bytes).
  */
-void lbi_slots_walk(struct lbi_slots *s,
-		    void (*read)(void *slot, unsigned int idx, void *acc),
-		    void *acc);
+void lbi_slots_stats(struct lbi_slots *s,
+		     void (*read)(void *slot, void *one, void *out), void *out,
+		     void *per_slot, unsigned int nr, size_t size,
+		     void *scratch);
 
 #endif /* LOCKBATCH_SLOTS_H */
