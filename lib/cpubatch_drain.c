@@ -81,21 +81,19 @@ int lbi_lock_node_slot(struct lb_cpubatch *pc, struct lb_node *n)
 
 	for (tries = 0; tries < LBI_CHASE_MAX; tries++) {
 		uint32_t idx = ck_pr_load_32(&n->slot);
-		struct lbi_slot *s;
 
 		if (!idx)
 			return 0;
 		if (idx > pc->slots.nr)
 			return -EINVAL;
-		s = lbi_cb_slot(pc, idx - 1);
-		lbi_slot_lock(&s->hdr);
+		lbi_slot_lock_remote(&pc->slots, idx - 1, false);
 		if (ck_pr_load_32(&n->slot) == idx) {
 			if (ck_pr_load_32(&n->owner) == pc->id)
 				return (int)idx;
-			lbi_slot_unlock(&s->hdr);
+			lbi_slot_unlock_remote(&pc->slots, idx - 1);
 			return -EXDEV;
 		}
-		lbi_slot_unlock(&s->hdr);
+		lbi_slot_unlock_remote(&pc->slots, idx - 1);
 	}
 	return -EAGAIN;
 }
@@ -173,7 +171,7 @@ int lb_cpubatch_drain_objs(struct lb_cpubatch *pc, struct lb_node *const *nodes,
 		idx = (unsigned int)rc - 1;
 		if (done[idx / 64] & (1ull << (idx % 64))) {
 			/* Re-added after this call flushed the slot: leave it. */
-			lbi_slot_unlock(&lbi_cb_slot(pc, idx)->hdr);
+			lbi_slot_unlock_remote(&pc->slots, idx);
 			continue;
 		}
 		done[idx / 64] |= 1ull << (idx % 64);
@@ -219,14 +217,14 @@ static unsigned int drain_slot_pass(struct lb_cpubatch *pc, unsigned int idx,
 	struct lbi_slot *s = lbi_cb_slot(pc, idx);
 	unsigned int old, objs = 0;
 
-	lbi_slot_lock(&s->hdr);
+	lbi_slot_lock_remote(&pc->slots, idx, false);
 	old = s->epoch & 1;
 	s->epoch++;
 	while (s->batch.nr && rounds--) {
 		objs += lbi_flush_locked(pc, idx, cause);
-		lbi_slot_lock(&s->hdr);
+		lbi_slot_lock_remote(&pc->slots, idx, false);
 	}
-	lbi_slot_unlock(&s->hdr);
+	lbi_slot_unlock_remote(&pc->slots, idx);
 	wait_epoch(s, old);
 	return objs;
 }
@@ -248,10 +246,11 @@ void lbi_wait_flushes(struct lb_cpubatch *pc, unsigned int idx)
 		return;
 	}
 	lbi_drain_lock(pc);
-	lbi_slot_lock(&s->hdr);
+	/* Only the epoch changes: the slot is not written as the owner sees it. */
+	lbi_slot_lock_remote(&pc->slots, idx, true);
 	old = s->epoch & 1;
 	s->epoch++;
-	lbi_slot_unlock(&s->hdr);
+	lbi_slot_unlock_remote(&pc->slots, idx);
 	wait_epoch(s, old);
 	lbi_drain_unlock(pc);
 }

@@ -184,7 +184,7 @@ unsigned int lbi_flush_locked(struct lb_cpubatch *pc, unsigned int idx,
 	struct lbi_flushbuf buf;
 
 	swap_out(pc, idx, &buf, cause);
-	lbi_slot_unlock(&lbi_cb_slot(pc, idx)->hdr);
+	lbi_slot_unlock_remote(&pc->slots, idx);
 	flush_buf(pc, &buf);
 	return buf.nr;
 }

@@ -27,15 +27,14 @@ static int outcome(struct lb_cpubatch *pc, int res)
 static int settle_cached(struct lb_cpubatch *pc, void *obj, unsigned int idx,
 			 long expected)
 {
-	struct lbi_slot *s = lbi_cb_slot(pc, idx);
 	long r = pc->ops.refcount(obj);
 
 	if (r <= expected) {
-		lbi_slot_unlock(&s->hdr);
+		lbi_slot_unlock_remote(&pc->slots, idx);
 		return -ERANGE;
 	}
 	if (r - 1 > expected) {
-		lbi_slot_unlock(&s->hdr);
+		lbi_slot_unlock_remote(&pc->slots, idx);
 		return outcome(pc, LB_BUSY);
 	}
 	lbi_flush_locked(pc, idx, LB_FLUSH_DRAIN_OBJ);

@@ -172,7 +172,7 @@ static inline struct lbi_pcp_slot *this_slot(struct lb_pcp *p)
 static int steal(struct lb_pcp *p, struct lbi_pcp_slot *sl,
 		 unsigned int order, int n)
 {
-	unsigned int self = (unsigned int)(sl - (struct lbi_pcp_slot *)p->slots.base), k;
+	unsigned int self = lbi_pcp_slot_idx(p, sl), k;
 	struct cds_list_head *head = &sl->lists[order];
 	int w = 1 << order;
 

@@ -67,10 +67,11 @@ static bool slot_expired(struct lb_pcp *p, struct lbi_pcp_slot *sl)
  */
 static bool decay_slot(struct lb_pcp *p, struct lbi_pcp_slot *sl)
 {
+	unsigned int idx = lbi_pcp_slot_idx(p, sl);
 	int to_drain, batch;
 	bool todo;
 
-	lbi_slot_lock(&sl->hdr);
+	lbi_slot_lock_remote(&p->slots, idx, false);
 	todo = lbi_tune_decay(p->tuner, &sl->ts, &to_drain);
 	if (sl->ts.high > sl->ts.high_max) {
 		sl->ts.high = sl->ts.high_max;
@@ -89,12 +90,12 @@ static bool decay_slot(struct lb_pcp *p, struct lbi_pcp_slot *sl)
 		lbi_pcp_release(p, sl, n, 0, n, LBI_PCP_DECAY);
 		to_drain -= n;
 		if (to_drain > 0) {
-			lbi_slot_unlock(&sl->hdr);
-			lbi_slot_lock(&sl->hdr);
+			lbi_slot_unlock_remote(&p->slots, idx);
+			lbi_slot_lock_remote(&p->slots, idx, false);
 		}
 	}
 	lbi_tune_tick_end(p->tuner, &sl->ts);
-	lbi_slot_unlock(&sl->hdr);
+	lbi_slot_unlock_remote(&p->slots, idx);
 	return todo;
 }
 

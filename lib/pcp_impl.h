@@ -82,6 +82,12 @@ static inline void lbi_pcp_note_hold(struct lbi_pcp_slot *sl, int units)
 }
 
 /* pcp_release.c */
+static inline unsigned int lbi_pcp_slot_idx(const struct lb_pcp *p,
+					   const struct lbi_pcp_slot *sl)
+{
+	return (unsigned int)(sl - (const struct lbi_pcp_slot *)p->slots.base);
+}
+
 long lbi_pcp_release(struct lb_pcp *p, struct lbi_pcp_slot *sl, int units,
 		     unsigned int start_order, int chunk,
 		     enum lbi_pcp_cause cause);

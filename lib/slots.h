@@ -137,7 +137,11 @@ static inline void lbi_slot_unlock(struct lbi_slot_hdr *h)
 /*
  * Remote access to slot @idx from any thread: R1 then, on the rseq path,
  * R2 (@empty: the caller saw the slot empty and will not write it, so no
- * fence). lbi_slot_unlock_remote() is R4 then R5.
+ * fence). lbi_slot_unlock_remote() is R4 then R5; it also ends a hold taken
+ * with lbi_slot_lock() (R4 then finds the slot running and changes
+ * nothing), so a tail shared by owner and remote paths uses it. Every path
+ * that may hold another CPU's slot (drains, decay, steal, settle, stats)
+ * goes through these; lbi_slot_lock() is for the owner's own slot.
  */
 void lbi_slot_lock_remote(struct lbi_slots *s, unsigned int idx, bool empty);
 int lbi_slot_trylock_remote(struct lbi_slots *s, unsigned int idx);
