@@ -10,7 +10,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
 
 #include <lockbatch/cpubatch.h>
