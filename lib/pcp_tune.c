@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include <lockbatch/pcp.h>
-#include "pcp_tune.h"
+#include "pcp_tune_impl.h"
 
 static const char *const tuner_names[LB_PCP_TUNE_NR] = {
 	[LB_PCP_TUNE_FIXED] = "fixed",
