@@ -256,7 +256,10 @@ vm/lrucase.c: 16K mTHPs faulted on CPU 0 and half of each unmapped from
 CPU 1, then split from CPU 1 through debugfs \`split_huge_pages\`
 (\`split_debugfs\`) or by the deferred-split shrinker through a memcg's
 \`memory.reclaim\`, once, then again after CPU 0's LRU cache was drained
-(\`split_reclaim\`; the patched shrinker only drains its own CPU);
+(\`split_reclaim\`; the patched shrinker only drains its own CPU, but
+memory.reclaim's last retry calls \`lru_add_drain_all()\` itself, which
+empties CPU 0's cache too, so on both kernels the first reclaim already
+splits everything);
 \`large_*\` count mapped pages still in a large folio. \`pin_longterm\`:
 mTHPs faulted on CPU 0 in ZONE_MOVABLE, pinned FOLL_LONGTERM from CPU 1
 through debugfs \`gup_test\` (PIN_LONGTERM_BENCHMARK), which migrates them.
