@@ -13,7 +13,8 @@
  * violation counts in fx.order_errors; fx_teardown() returns the count.
  * The property and stress tests assert it is 0. Criterion 2.4.1 reports a
  * failed check (or an exit) in .fini as a warning and still passes the
- * test, so a unit test must check it in its body.
+ * test, so in a Criterion program each violation also fails the running
+ * test on the spot (cr_expect: it records and returns).
  */
 #ifndef LB_TEST_DRAIN_FIXTURE_H
 #define LB_TEST_DRAIN_FIXTURE_H
@@ -55,6 +56,9 @@ static __thread int fx_tls_held;
 static inline void fx_order_error(struct fx_env *e)
 {
 	__atomic_add_fetch(&e->order_errors, 1, __ATOMIC_RELAXED);
+#ifdef CRITERION_H_
+	cr_expect(0, "commit() must hold the back-end lock, after() must not");
+#endif
 }
 
 static inline int fx_cpu(void *arg)
