@@ -45,6 +45,58 @@ const char *lb_cpubatch_flush_cause_name(enum lb_flush_cause cause)
 	return names[cause];
 }
 
+/*
+ * fork(): the prepare hooks run in registration order, so this one (made
+ * before the slot core's) takes the drain mutex before every slot lock, as
+ * a drain pass does. In the child, flushes that other threads had swapped
+ * out will never finish: their objects stay the parent's, and the child's
+ * in-flight counts start from zero so that its drains do not wait for them.
+ */
+static void fork_prepare(void *arg)
+{
+	pthread_mutex_lock(&((struct lb_cpubatch *)arg)->drain.lock);
+}
+
+static void fork_parent(void *arg)
+{
+	pthread_mutex_unlock(&((struct lb_cpubatch *)arg)->drain.lock);
+}
+
+static void fork_child(void *arg)
+{
+	struct lb_cpubatch *pc = arg;
+	unsigned int i;
+
+	for (i = 0; i < pc->slots.nr; i++) {
+		struct lbi_slot *s = lbi_cb_slot(pc, i);
+
+		s->inflight = 0;
+		s->epoch_inflight[0] = s->epoch_inflight[1] = 0;
+	}
+	pthread_mutex_unlock(&pc->drain.lock);
+}
+
+static int create_fork_hook(struct lb_cpubatch *pc)
+{
+	if (lbi_drain_init(pc))
+		return -ENOMEM;
+	pc->fork.prepare = fork_prepare;
+	pc->fork.parent = fork_parent;
+	pc->fork.child = fork_child;
+	pc->fork.arg = pc;
+	if (lbi_rseq_fork_register(&pc->fork)) {
+		lbi_drain_fini(pc);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void destroy_fork_hook(struct lb_cpubatch *pc)
+{
+	lbi_rseq_fork_unregister(&pc->fork);
+	lbi_drain_fini(pc);
+}
+
 int lb_cpubatch_create(struct lb_cpubatch **pcp, const struct lb_cpubatch_conf *conf)
 {
 	unsigned int max_nr;
@@ -80,9 +132,15 @@ int lb_cpubatch_create(struct lb_cpubatch **pcp, const struct lb_cpubatch_conf *
 	pc = calloc(1, sizeof(*pc));
 	if (!pc)
 		return -ENOMEM;
+	rc = create_fork_hook(pc);
+	if (rc) {
+		free(pc);
+		return rc;
+	}
 	rc = lbi_slots_init(&pc->slots, conf->nr_slots, sizeof(struct lbi_slot),
 			    conf->cpu_fn, conf->cpu_arg);
 	if (rc) {
+		destroy_fork_hook(pc);
 		free(pc);
 		return rc;
 	}
@@ -106,11 +164,6 @@ int lb_cpubatch_create(struct lb_cpubatch **pcp, const struct lb_cpubatch_conf *
 	pc->rseq_wmax = pc->bypass_above < max_weight - 1 ? pc->bypass_above :
 							    max_weight - 1;
 	pc->rseq_lim = lbi_rseq_word(max_nr - 1, max_weight);
-	if (lbi_drain_init(pc)) {
-		lbi_slots_fini(&pc->slots);
-		free(pc);
-		return -ENOMEM;
-	}
 	*pcp = pc;
 	return 0;
 }
@@ -288,8 +341,8 @@ int lb_cpubatch_destroy(struct lb_cpubatch *pc)
 	lbi_slots_unlock_all(&pc->slots);
 	for (i = 0; i < pc->slots.nr; i++)
 		lbi_drain_slot(pc, i, LB_FLUSH_DESTROY);
-	lbi_drain_fini(pc);
 	lbi_slots_fini(&pc->slots);
+	destroy_fork_hook(pc);
 	free(pc);
 	return 0;
 }

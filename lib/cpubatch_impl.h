@@ -106,6 +106,7 @@ struct lb_cpubatch {
 	uint32_t id;
 	void *backend;
 	struct lb_backend_ops ops;
+	struct lbi_rseq_fork_hook fork;	/* drain mutex and in-flight counts */
 	/* Keeps the drain counters off the line the add path reads. */
 	char pad[CK_MD_CACHELINE];
 	struct lbi_drain drain;

@@ -62,8 +62,13 @@
  * rseq off: ``GLIBC_TUNABLES=glibc.pthread.rseq=0``) or a CPU id at or
  * above the slot count adds on the lock path; threads that existed before
  * the library was loaded were registered by glibc and use the rseq path.
- * fork() waits for every slot lock (and so for every stopped slot) in a
- * prepare handler, and the child starts with every slot running. Do not
+ * fork() waits for the drain mutex and every slot lock (so for every
+ * stopped slot) in a prepare handler, and the child starts with every slot
+ * running; flushes other threads had swapped out are not finished in the
+ * child (their objects stay the parent's) and its drains do not wait for
+ * them. A back-end lock is the caller's: register its pthread_atfork()
+ * handlers before creating the first instance, so that ours run first.
+ * Do not
  * single-step or break inside lb_cpubatch_add() in a debugger: the section
  * restarts at every step (step over the call, or run with ``LB_RSEQ=0``).
  *
