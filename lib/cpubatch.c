@@ -206,8 +206,9 @@ static inline enum lb_flush_cause add_decide(const struct lb_cpubatch *pc,
  * The lock path: R1-R5 on the calling CPU's slot (the stop flag only on
  * the rseq path), append, decide; @got: @get already ran for this add.
  */
-static int add_locked(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
-		      uint32_t weight, bool got)
+static __attribute__((noinline)) int
+add_locked(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
+	   uint32_t weight, bool got)
 {
 	enum lb_flush_cause cause;
 	unsigned int idx = lbi_slots_this(&pc->slots);
@@ -251,8 +252,8 @@ static int add_locked(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
  * stopped slot, a disabled instance, an add that would flush or a CPU id
  * without a slot takes the lock path, the marks cleared first.
  */
-static int add_rseq(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
-		    uint32_t weight)
+static __attribute__((noinline)) int
+add_rseq(struct lb_cpubatch *pc, void *obj, struct lb_node *n, uint32_t weight)
 {
 #if LBI_RSEQ_ARCH
 	uint64_t inc = lbi_rseq_word(1, weight);
@@ -290,6 +291,7 @@ static int add_rseq(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 #endif
 }
 
+/* Both paths out of line: the entry sets up no frame, it only branches. */
 int lb_cpubatch_add(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 		uint32_t weight)
 {
