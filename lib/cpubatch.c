@@ -206,9 +206,8 @@ static inline enum lb_flush_cause add_decide(const struct lb_cpubatch *pc,
  * The lock path: R1-R5 on the calling CPU's slot (the stop flag only on
  * the rseq path), append, decide; @got: @get already ran for this add.
  */
-static __attribute__((noinline)) int
-add_locked(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
-	   uint32_t weight, bool got)
+static inline int add_locked(struct lb_cpubatch *pc, void *obj,
+			     struct lb_node *n, uint32_t weight, bool got)
 {
 	enum lb_flush_cause cause;
 	unsigned int idx = lbi_slots_this(&pc->slots);
@@ -291,7 +290,7 @@ add_rseq(struct lb_cpubatch *pc, void *obj, struct lb_node *n, uint32_t weight)
 #endif
 }
 
-/* Both paths out of line: the entry sets up no frame, it only branches. */
+/* The rseq path out of line: the lock path's frame is not set up for it. */
 int lb_cpubatch_add(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 		uint32_t weight)
 {
