@@ -242,6 +242,14 @@ enum lb_flush_cause {
  *
  * Zero-initialise it (%LB_NODE_INIT) before the first add.
  *
+ * On the rseq path the adding thread sets @home and @slot before each
+ * attempt of its section (plain stores, ordered before the committing
+ * store), so a reader may briefly see the slot of an attempt that was
+ * restarted: it checks under the slot lock, finds the node not in that
+ * batch, and the add is not done yet. A node that is not cached is
+ * checked with a plain load there, so two threads adding one node at once
+ * is a caller's bug the rseq path does not report.
+ *
  * Memory ordering: @slot is set by a compare-and-swap (a full barrier)
  * under the slot lock when the object enters a batch, and cleared under the
  * same lock when the batch is swapped out, after the slot's in-flight count
