@@ -100,6 +100,10 @@ enum lb_pcp_tuner {
  * large enough that a high-order free burst keeps one batch
  * (PCPF_FREE_HIGH_BATCH, set by zone_pcp_update_cacheinfo()). */
 #define LB_PCP_F_FREE_HIGH_BATCH 0x2u
+/** define LB_PCP_F_LOCK_PATH - &lb_pcp_conf.flags: the owner takes the slot
+ * lock on every call, even where the rseq path is available (as
+ * ``LB_RSEQ=0`` in the environment does for every cache). */
+#define LB_PCP_F_LOCK_PATH 0x4u
 
 /** define LB_PCP_PREV_FREE_HIGH_ORDER - tuner flag: the previous free was of
  * order 1..3 (PCPF_PREV_FREE_HIGH_ORDER). */
