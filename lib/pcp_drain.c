@@ -45,10 +45,7 @@ long lb_pcp_drain_all(struct lb_pcp *p)
  */
 static bool slot_expired(struct lb_pcp *p, struct lbi_pcp_slot *sl)
 {
-	uint64_t a, f, ops;
-
-	lbi_pcp_mag_pending(sl, &a, &f);
-	ops = sl->st.allocs + sl->st.frees + a + f;
+	uint64_t ops = sl->st.allocs + sl->st.frees;
 
 	if (ops != sl->last_ops) {
 		sl->last_ops = ops;
@@ -239,13 +236,11 @@ static void read_slot(void *slot, void *onep, void *outp)
 	struct lb_pcp_stats *out = outp;
 	struct lb_pcp_slot_stats *one = onep;
 	struct lbi_pcp_slot *sl = slot;
-	uint64_t a, f, w = lbi_pcp_mag_pending(sl, &a, &f);
 
 	/* Stopped but not fenced: the sections' figures as last committed. */
+	lbi_pcp_mag_account(sl);
 	*one = sl->st;
-	one->allocs += a;
-	one->frees += f;
-	one->count = sl->ts.count - (int)sl->mag_seen + (int)lbi_rseq_count(w);
+	one->count = sl->ts.count;
 	one->high = sl->ts.high;
 	if (out)
 		add_stats(&out->total, one);

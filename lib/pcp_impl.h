@@ -41,12 +41,13 @@ enum lbi_pcp_cause {
  * except @mag and hdr.rseq.word, which the owner's rseq sections change
  * while the slot is running (lib/rseq.h); the back-end lock nests inside
  * the slot lock. ts.count counts the magazine as of the last fold
- * (@mag_seen objects).
+ * (@mag_seen objects) or account.
  */
 struct lbi_pcp_slot {
 	struct lbi_slot_hdr hdr;	/* first: the slot core's part */
 	void *mag[LBI_PCP_MAG_MAX];	/* order-0 objects, hottest on top */
-	uint32_t mag_seen;
+	uint32_t mag_seen;	/* magazine count at the last account */
+	uint32_t ops_seen;	/* and its section count (word's weight) */
 	struct lb_pcp_tune_state ts;
 	struct cds_list_head lists[LB_PCP_MAX_ORDER + 1];	/* hot at head */
 	void **buf;		/* transfer buffer, batch << 5 entries */
@@ -113,8 +114,7 @@ long lbi_pcp_drain_slot(struct lb_pcp *p, struct lbi_pcp_slot *sl);
 /* pcp_mag.c: the owner path and every slot hold (DOC: Owner path) */
 void lbi_pcp_mag_setup(struct lb_pcp *p, int batch, bool force_lock);
 void lbi_pcp_mag_fold(struct lbi_pcp_slot *sl);
-uint64_t lbi_pcp_mag_pending(const struct lbi_pcp_slot *sl, uint64_t *allocs,
-			     uint64_t *frees);
+void lbi_pcp_mag_account(struct lbi_pcp_slot *sl);
 void lbi_pcp_lock_rseq(struct lb_pcp *p, struct lbi_pcp_slot *sl);
 bool lbi_pcp_lock_nonempty(struct lb_pcp *p, struct lbi_pcp_slot *sl);
 void lbi_pcp_unlock_rseq(struct lb_pcp *p, struct lbi_pcp_slot *sl,

@@ -7,9 +7,8 @@
  * The magazine word (lib/rseq.h) holds the magazine's object count and, in
  * its weight half, the number of owner sections since the last fold: a
  * push adds 1 to both halves, a pop takes 1 from the count and adds 1 to
- * the weight (weight LBI_PCP_MAG_POP_W). With P pushes and Q pops since
- * the fold, P + Q is the weight and P - Q the count's change, so the
- * allocs and frees stay exact without a second store per call.
+ * the weight (weight LBI_PCP_MAG_POP_W). So the allocs and frees stay
+ * exact without a second store per call (lbi_pcp_mag_account()).
  */
 #include "config.h"
 
@@ -36,40 +35,46 @@ void lbi_pcp_mag_setup(struct lb_pcp *p, int batch, bool force_lock)
 							     LBI_PCP_MAG_MAX;
 }
 
-uint64_t lbi_pcp_mag_pending(const struct lbi_pcp_slot *sl, uint64_t *allocs,
-			     uint64_t *frees)
+/*
+ * Count the sections committed since the last account into the slot: a
+ * read of the magazine word, so it needs the slot lock but not the fence
+ * (a section committing later is counted by the next account). P pushes
+ * and Q pops moved the weight by P + Q and the count by P - Q. The
+ * magazine may have run empty in between: the list is count_min's floor.
+ */
+void lbi_pcp_mag_account(struct lbi_pcp_slot *sl)
 {
-	uint64_t w = ck_pr_load_64((uint64_t *)&sl->hdr.rseq.word);
-	int64_t net = (int64_t)lbi_rseq_count(w) - (int64_t)sl->mag_seen;
-	int64_t ops = (int64_t)lbi_rseq_weight(w);
+	uint64_t w = ck_pr_load_64(&sl->hdr.rseq.word);
+	uint32_t c = lbi_rseq_count(w);
+	int64_t dc = (int64_t)c - (int64_t)sl->mag_seen;
+	int64_t ops = (int64_t)(uint32_t)(lbi_rseq_weight(w) - sl->ops_seen);
+	uint64_t allocs = (uint64_t)((ops - dc) / 2);
 
-	*frees = (uint64_t)((ops + net) / 2);
-	*allocs = (uint64_t)((ops - net) / 2);
-	return w;
+	sl->st.allocs += allocs;
+	sl->st.frees += (uint64_t)((ops + dc) / 2);
+	sl->ts.count += (int)dc;
+	sl->mag_seen = c;
+	sl->ops_seen = lbi_rseq_weight(w);
+	if (allocs && sl->ts.count - (int)c < sl->ts.count_min)
+		sl->ts.count_min = sl->ts.count - (int)c;
 }
 
 /*
- * Make the slot exact and the magazine empty: count the sections, move
- * the magazine to the hot end of the order-0 list (its top ends first),
- * and leave no room, so the owner's next free takes the lock path and
- * sets the room from the high watermark in force then. Slot stopped and
- * fenced (or its owner's own lock path).
+ * Make the slot exact and the magazine empty: account, move the magazine
+ * to the hot end of the order-0 list (its top ends first), and leave no
+ * room, so the owner's next free takes the lock path and sets the room
+ * from the high watermark in force then. Slot stopped and fenced (or its
+ * owner's own lock path).
  */
 void lbi_pcp_mag_fold(struct lbi_pcp_slot *sl)
 {
-	uint64_t allocs, frees;
-	uint64_t w = lbi_pcp_mag_pending(sl, &allocs, &frees);
-	uint32_t c = lbi_rseq_count(w), i;
+	uint32_t i;
 
-	sl->st.allocs += allocs;
-	sl->st.frees += frees;
-	sl->ts.count += (int)c - (int)sl->mag_seen;
-	/* The magazine may have run empty in between: the list is a floor. */
-	if (allocs && sl->ts.count - (int)c < sl->ts.count_min)
-		sl->ts.count_min = sl->ts.count - (int)c;
-	for (i = 0; i < c; i++)
+	lbi_pcp_mag_account(sl);
+	for (i = 0; i < sl->mag_seen; i++)
 		cds_list_add((struct cds_list_head *)sl->mag[i], &sl->lists[0]);
 	sl->mag_seen = 0;
+	sl->ops_seen = 0;
 	sl->hdr.rseq.word = 0;
 	sl->hdr.rseq.cap = 0;
 }
@@ -99,6 +104,7 @@ static void mag_reload(struct lb_pcp *p, struct lbi_pcp_slot *sl)
 	}
 	cap = n + (room > 0 ? (unsigned int)room : 0);
 	sl->mag_seen = n;
+	sl->ops_seen = 0;
 	sl->hdr.rseq.word = lbi_rseq_word(n, 0);
 	sl->hdr.rseq.cap = cap < p->mag_cap ? cap : p->mag_cap;
 }
@@ -112,22 +118,21 @@ void lbi_pcp_lock_rseq(struct lb_pcp *p, struct lbi_pcp_slot *sl)
 
 /*
  * As lbi_pcp_lock() for a caller that has nothing to do on an empty slot
- * but its tuner state (drain, decay): such a slot is neither fenced nor
- * folded (a free committing meanwhile is folded by the next hold), only
- * its room is withdrawn. Return: whether the slot holds objects.
+ * but its tuner state (drain, decay): such a slot is accounted but neither
+ * fenced nor folded (a free committing meanwhile is counted by the next
+ * hold), and its room is withdrawn. Return: whether the slot holds objects.
  */
 bool lbi_pcp_lock_nonempty(struct lb_pcp *p, struct lbi_pcp_slot *sl)
 {
 	unsigned int idx = lbi_pcp_slot_idx(p, sl);
-	uint64_t w;
 
 	if (!p->slots.rseq) {
 		lbi_slot_lock(&sl->hdr);
 		return sl->ts.count != 0;
 	}
 	lbi_slot_lock_remote(&p->slots, idx, true);
-	w = ck_pr_load_64(&sl->hdr.rseq.word);
-	if (sl->ts.count - (int)sl->mag_seen + (int)lbi_rseq_count(w) == 0) {
+	lbi_pcp_mag_account(sl);
+	if (!sl->ts.count) {
 		ck_pr_store_32(&sl->hdr.rseq.cap, 0);
 		return false;
 	}
