@@ -330,28 +330,15 @@ static inline struct lbi_pcp_slot *miss_slot(struct lb_pcp *p, int cpu)
 	return cpu >= 0 ? lbi_pcp_slot_at(p, (unsigned int)cpu) : this_slot(p);
 }
 
-int lb_pcp_alloc(struct lb_pcp *p, unsigned int order, void **out)
+/* The lock path of an allocation; @cpu: where a missed section ran. */
+static __attribute__((noinline)) int alloc_locked(struct lb_pcp *p,
+						  unsigned int order,
+						  void **out, int cpu)
 {
-	struct lbi_pcp_slot *sl;
+	struct lbi_pcp_slot *sl = miss_slot(p, cpu);
 	void *obj;
 
-	if (lbi_unlikely(!p || !out || order > p->max_order))
-		return -EINVAL;
-	if (!order && p->mag_cap) {
-		int cpu;
-
-		/* The section writes obj before it commits: never *out. */
-		if (lbi_rseq_pop(&p->lay, p->slots.base, &obj,
-				 LBI_PCP_MAG_POP_W, &cpu) == LBI_RSEQ_OK) {
-			*out = obj;
-			return 0;
-		}
-		sl = miss_slot(p, cpu);
-		lbi_pcp_lock(p, sl);
-	} else {
-		sl = this_slot(p);
-		lbi_pcp_lock(p, sl);
-	}
+	lbi_pcp_lock(p, sl);
 	lbi_tune_alloc_start(p->tuner, &sl->ts);
 	if (lbi_unlikely(cds_list_empty(&sl->lists[order]) || p->dbg))
 		return alloc_slow(p, sl, order, out);
@@ -359,6 +346,25 @@ int lb_pcp_alloc(struct lb_pcp *p, unsigned int order, void **out)
 	lbi_pcp_unlock_owner(p, sl);
 	*out = obj;
 	return 0;
+}
+
+int lb_pcp_alloc(struct lb_pcp *p, unsigned int order, void **out)
+{
+	int cpu = -1;
+
+	if (lbi_unlikely(!p || !out || order > p->max_order))
+		return -EINVAL;
+	if (!order && p->mag_cap) {
+		void *obj;
+
+		/* The section writes obj before it commits: never *out. */
+		if (lbi_rseq_pop(&p->lay, p->slots.base, &obj,
+				 LBI_PCP_MAG_POP_W, &cpu) == LBI_RSEQ_OK) {
+			*out = obj;
+			return 0;
+		}
+	}
+	return alloc_locked(p, order, out, cpu);
 }
 
 /*
@@ -394,25 +400,13 @@ static __attribute__((noinline)) int free_slow(struct lb_pcp *p,
 	return 0;
 }
 
-int lb_pcp_free(struct lb_pcp *p, void *obj, unsigned int order)
+/* The lock path of a free; @cpu: where a missed section ran. */
+static __attribute__((noinline)) int free_locked(struct lb_pcp *p, void *obj,
+						 unsigned int order, int cpu)
 {
-	struct lbi_pcp_slot *sl;
+	struct lbi_pcp_slot *sl = miss_slot(p, cpu);
 
-	if (lbi_unlikely(!p || !obj || order > p->max_order ||
-			 ((uintptr_t)obj & (sizeof(void *) - 1))))
-		return -EINVAL;
-	if (!order && p->mag_cap) {
-		int cpu;
-
-		if (lbi_rseq_push_cap(&p->lay, p->slots.base, obj, 1,
-				      LBI_PCP_MAG_OPS_MAX, &cpu) == LBI_RSEQ_OK)
-			return 0;
-		sl = miss_slot(p, cpu);
-		lbi_pcp_lock(p, sl);
-	} else {
-		sl = this_slot(p);
-		lbi_pcp_lock(p, sl);
-	}
+	lbi_pcp_lock(p, sl);
 	if (lbi_unlikely(p->dbg || !lbi_tune_free_fast(p->tuner, &sl->ts,
 						       order)))
 		return free_slow(p, sl, obj, order);
@@ -420,6 +414,20 @@ int lb_pcp_free(struct lb_pcp *p, void *obj, unsigned int order)
 	sl->st.frees++;
 	lbi_pcp_unlock_owner(p, sl);
 	return 0;
+}
+
+int lb_pcp_free(struct lb_pcp *p, void *obj, unsigned int order)
+{
+	int cpu = -1;
+
+	if (lbi_unlikely(!p || !obj || order > p->max_order ||
+			 ((uintptr_t)obj & (sizeof(void *) - 1))))
+		return -EINVAL;
+	if (!order && p->mag_cap &&
+	    lbi_rseq_push_cap(&p->lay, p->slots.base, obj, 1,
+			      LBI_PCP_MAG_OPS_MAX, &cpu) == LBI_RSEQ_OK)
+		return 0;
+	return free_locked(p, obj, order, cpu);
 }
 
 int lb_pcp_slot_state(struct lb_pcp *p, unsigned int slot,
