@@ -102,7 +102,11 @@ static void mag_reload(struct lb_pcp *p, struct lbi_pcp_slot *sl)
 		sl->mag[i] = sl->mag[n - 1 - i];
 		sl->mag[n - 1 - i] = t;
 	}
-	cap = n + (room > 0 ? (unsigned int)room : 0);
+	/*
+	 * A free may take the magazine to n + room objects; room < 0 (count
+	 * above high after a refill) lets allocs pop first.
+	 */
+	cap = (int)n + room > 0 ? (unsigned int)((int)n + room) : 0;
 	sl->mag_seen = n;
 	sl->ops_seen = 0;
 	sl->hdr.rseq.word = lbi_rseq_word(n, 0);
