@@ -127,7 +127,7 @@ static void one_round(enum lb_pcp_tuner t, unsigned int flags, int cpu,
 			high = true;
 		} else if (x < 3) {
 			lb_pcp_drain(p, cpu);
-		} else if (x < 52 + (int)(i / 500 % 2) * 20) {
+		} else if (x < 52u + (unsigned int)(i / 500 % 2) * 20) {
 			step_alloc(p, &m, &g);
 		} else {
 			high = step_free(p, &m, &g);
