@@ -139,10 +139,12 @@
  * updates of free_count, alloc_factor and count_min only for lock-path
  * calls (refills, flushes, magazine reloads and spills), as a kernel
  * per-CPU cache's zone-level state sees only its batched transfers.
- * count_min is lowered to the order-0 list length at each fold. With at
- * most ``capacity / 2`` magazine calls between two lock-path calls, the
- * high watermark still grows on every refill and shrinks on decay; the
- * LINUX fidelity tests run on the lock path.
+ * count_min is lowered, when the magazine served allocations, to count
+ * without the magazine (the least the slot can have held). A run of
+ * allocs or frees reaches the lock path at least every ``capacity / 2``
+ * calls, so high still grows on every refill and shrinks on decay; the
+ * LINUX fidelity tests (injected CPU ids) run on the lock path, and
+ * tests/prop/prop_pcp_paths.c checks both paths against the same model.
  *
  * Signal handlers may call lb_pcp_alloc() and lb_pcp_free(): a section
  * interrupted by a signal restarts. A handler that can hit the lock path
