@@ -330,31 +330,41 @@ static inline struct lbi_pcp_slot *miss_slot(struct lb_pcp *p, int cpu)
 	return cpu >= 0 ? lbi_pcp_slot_at(p, (unsigned int)cpu) : this_slot(p);
 }
 
-/* The lock path of an allocation; @cpu: where a missed section ran. */
-static __attribute__((noinline)) int alloc_locked(struct lb_pcp *p,
-						  unsigned int order,
-						  void **out, int cpu)
+/*
+ * The lock path of an allocation on @sl. @rseq is a constant at each call
+ * site, so the lock-path-only build of this stays as short as before the
+ * owner sections existed.
+ */
+static inline __attribute__((always_inline)) int
+alloc_locked(struct lb_pcp *p, unsigned int order, void **out,
+	     struct lbi_pcp_slot *sl, const bool rseq)
 {
-	struct lbi_pcp_slot *sl = miss_slot(p, cpu);
 	void *obj;
 
-	lbi_pcp_lock(p, sl);
+	if (rseq)
+		lbi_pcp_lock_rseq(p, sl);
+	else
+		lbi_slot_lock(&sl->hdr);
 	lbi_tune_alloc_start(p->tuner, &sl->ts);
 	if (lbi_unlikely(cds_list_empty(&sl->lists[order]) || p->dbg))
 		return alloc_slow(p, sl, order, out);
 	obj = pop(p, sl, order);
-	lbi_pcp_unlock_owner(p, sl);
+	if (rseq)
+		lbi_pcp_unlock_rseq(p, sl, true);
+	else
+		lbi_slot_unlock(&sl->hdr);
 	*out = obj;
 	return 0;
 }
 
-int lb_pcp_alloc(struct lb_pcp *p, unsigned int order, void **out)
+/* The rseq path: the magazine, else the lock path of the section's CPU. */
+static __attribute__((noinline)) int alloc_rseq(struct lb_pcp *p,
+						unsigned int order,
+						void **out)
 {
 	int cpu = -1;
 
-	if (lbi_unlikely(!p || !out || order > p->max_order))
-		return -EINVAL;
-	if (!order && p->mag_cap) {
+	if (!order) {
 		void *obj;
 
 		/* The section writes obj before it commits: never *out. */
@@ -364,7 +374,16 @@ int lb_pcp_alloc(struct lb_pcp *p, unsigned int order, void **out)
 			return 0;
 		}
 	}
-	return alloc_locked(p, order, out, cpu);
+	return alloc_locked(p, order, out, miss_slot(p, cpu), true);
+}
+
+int lb_pcp_alloc(struct lb_pcp *p, unsigned int order, void **out)
+{
+	if (lbi_unlikely(!p || !out || order > p->max_order))
+		return -EINVAL;
+	if (p->slots.rseq)
+		return alloc_rseq(p, order, out);
+	return alloc_locked(p, order, out, this_slot(p), false);
 }
 
 /*
@@ -400,34 +419,47 @@ static __attribute__((noinline)) int free_slow(struct lb_pcp *p,
 	return 0;
 }
 
-/* The lock path of a free; @cpu: where a missed section ran. */
-static __attribute__((noinline)) int free_locked(struct lb_pcp *p, void *obj,
-						 unsigned int order, int cpu)
+/* The lock path of a free on @sl; @rseq as for alloc_locked(). */
+static inline __attribute__((always_inline)) int
+free_locked(struct lb_pcp *p, void *obj, unsigned int order,
+	    struct lbi_pcp_slot *sl, const bool rseq)
 {
-	struct lbi_pcp_slot *sl = miss_slot(p, cpu);
-
-	lbi_pcp_lock(p, sl);
+	if (rseq)
+		lbi_pcp_lock_rseq(p, sl);
+	else
+		lbi_slot_lock(&sl->hdr);
 	if (lbi_unlikely(p->dbg || !lbi_tune_free_fast(p->tuner, &sl->ts,
 						       order)))
 		return free_slow(p, sl, obj, order);
 	cds_list_add((struct cds_list_head *)obj, &sl->lists[order]);
 	sl->st.frees++;
-	lbi_pcp_unlock_owner(p, sl);
+	if (rseq)
+		lbi_pcp_unlock_rseq(p, sl, true);
+	else
+		lbi_slot_unlock(&sl->hdr);
 	return 0;
+}
+
+static __attribute__((noinline)) int free_rseq(struct lb_pcp *p, void *obj,
+					       unsigned int order)
+{
+	int cpu = -1;
+
+	if (!order && lbi_rseq_push_cap(&p->lay, p->slots.base, obj, 1,
+					LBI_PCP_MAG_OPS_MAX, &cpu) ==
+		      LBI_RSEQ_OK)
+		return 0;
+	return free_locked(p, obj, order, miss_slot(p, cpu), true);
 }
 
 int lb_pcp_free(struct lb_pcp *p, void *obj, unsigned int order)
 {
-	int cpu = -1;
-
 	if (lbi_unlikely(!p || !obj || order > p->max_order ||
 			 ((uintptr_t)obj & (sizeof(void *) - 1))))
 		return -EINVAL;
-	if (!order && p->mag_cap &&
-	    lbi_rseq_push_cap(&p->lay, p->slots.base, obj, 1,
-			      LBI_PCP_MAG_OPS_MAX, &cpu) == LBI_RSEQ_OK)
-		return 0;
-	return free_locked(p, obj, order, cpu);
+	if (p->slots.rseq)
+		return free_rseq(p, obj, order);
+	return free_locked(p, obj, order, this_slot(p), false);
 }
 
 int lb_pcp_slot_state(struct lb_pcp *p, unsigned int slot,
