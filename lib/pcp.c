@@ -357,7 +357,15 @@ alloc_locked(struct lb_pcp *p, unsigned int order, void **out,
 	return 0;
 }
 
-/* The rseq path: the magazine, else the lock path of the section's CPU. */
+/* A miss of the magazine: the lock path of the CPU the section ran on. */
+static __attribute__((noinline)) int alloc_miss(struct lb_pcp *p,
+						unsigned int order,
+						void **out, int cpu)
+{
+	return alloc_locked(p, order, out, miss_slot(p, cpu), true);
+}
+
+/* The rseq path; no register to save before the section. */
 static __attribute__((noinline)) int alloc_rseq(struct lb_pcp *p,
 						unsigned int order,
 						void **out)
@@ -374,7 +382,7 @@ static __attribute__((noinline)) int alloc_rseq(struct lb_pcp *p,
 			return 0;
 		}
 	}
-	return alloc_locked(p, order, out, miss_slot(p, cpu), true);
+	return alloc_miss(p, order, out, cpu);
 }
 
 int lb_pcp_alloc(struct lb_pcp *p, unsigned int order, void **out)
@@ -440,6 +448,12 @@ free_locked(struct lb_pcp *p, void *obj, unsigned int order,
 	return 0;
 }
 
+static __attribute__((noinline)) int free_miss(struct lb_pcp *p, void *obj,
+					       unsigned int order, int cpu)
+{
+	return free_locked(p, obj, order, miss_slot(p, cpu), true);
+}
+
 static __attribute__((noinline)) int free_rseq(struct lb_pcp *p, void *obj,
 					       unsigned int order)
 {
@@ -449,7 +463,7 @@ static __attribute__((noinline)) int free_rseq(struct lb_pcp *p, void *obj,
 					LBI_PCP_MAG_OPS_MAX, &cpu) ==
 		      LBI_RSEQ_OK)
 		return 0;
-	return free_locked(p, obj, order, miss_slot(p, cpu), true);
+	return free_miss(p, obj, order, cpu);
 }
 
 int lb_pcp_free(struct lb_pcp *p, void *obj, unsigned int order)
