@@ -36,7 +36,8 @@ static int check_conf(const struct lb_pcp_conf *c)
 	    c->high_max > LB_PCP_HIGH_MAX)
 		return -EINVAL;
 	if ((unsigned int)c->tuner >= LB_PCP_TUNE_NR ||
-	    (c->flags & ~(LB_PCP_F_DEBUG | LB_PCP_F_FREE_HIGH_BATCH)))
+	    (c->flags & ~(LB_PCP_F_DEBUG | LB_PCP_F_FREE_HIGH_BATCH |
+			  LB_PCP_F_LOCK_PATH)))
 		return -EINVAL;
 	if (check_lock_kind(c->lock_kind))
 		return -EINVAL;
@@ -115,6 +116,7 @@ int lb_pcp_create(struct lb_pcp **pp, const struct lb_pcp_conf *c)
 		if (err)
 			goto out_slots;
 	}
+	lbi_pcp_mag_setup(p, c->batch, c->flags & LB_PCP_F_LOCK_PATH);
 	pthread_mutex_init(&p->tick_mutex, NULL);
 	pthread_mutex_init(&p->thr_mutex, NULL);
 	pthread_cond_init(&p->thr_cond, NULL);
@@ -184,6 +186,8 @@ static int steal(struct lb_pcp *p, struct lbi_pcp_slot *sl,
 
 		if (!lbi_slot_trylock_remote(&p->slots, pi))
 			continue;
+		if (p->slots.rseq)
+			lbi_pcp_mag_fold(peer);
 		while (got < n && !cds_list_empty(ph) &&
 		       peer->ts.count - w >= peer->ts.batch) {
 			struct cds_list_head *node = ph->prev;
@@ -273,10 +277,10 @@ static int refill_retry(struct lb_pcp *p, struct lbi_pcp_slot *sl,
 {
 	unsigned int i;
 
-	lbi_slot_unlock(&sl->hdr);
+	lbi_pcp_unlock(p, sl);
 	for (i = 0; i < p->slots.nr; i++)
 		lbi_pcp_drain_slot(p, lbi_pcp_slot_at(p, i));
-	lbi_slot_lock(&sl->hdr);
+	lbi_pcp_lock(p, sl);
 	sl->st.retries++;
 	/* A free may have refilled the list meanwhile. */
 	if (!cds_list_empty(&sl->lists[order]))
@@ -305,34 +309,89 @@ static __attribute__((noinline)) int alloc_slow(struct lb_pcp *p,
 
 	if (cds_list_empty(&sl->lists[order]) && !refill(p, sl, order) &&
 	    !refill_retry(p, sl, order)) {
-		lbi_slot_unlock(&sl->hdr);
+		lbi_pcp_unlock_owner(p, sl);
 		return -ENOMEM;
 	}
 	obj = pop(p, sl, order);
 	/* Every cached object was added (dbg_keep(), free_slow()). */
 	if (p->dbg)
 		lbi_pcp_dbg_del(p->dbg, obj);
-	lbi_slot_unlock(&sl->hdr);
+	lbi_pcp_unlock_owner(p, sl);
 	*out = obj;
 	return 0;
 }
 
-int lb_pcp_alloc(struct lb_pcp *p, unsigned int order, void **out)
+/*
+ * The slot an owner call that missed the magazine locks: the CPU its
+ * section ran on, or the lock path's choice for an unusable CPU id.
+ */
+static inline struct lbi_pcp_slot *miss_slot(struct lb_pcp *p, int cpu)
 {
-	struct lbi_pcp_slot *sl;
+	return cpu >= 0 ? lbi_pcp_slot_at(p, (unsigned int)cpu) : this_slot(p);
+}
+
+/*
+ * The lock path of an allocation on @sl. @rseq is a constant at each call
+ * site, so the lock-path-only build of this stays as short as before the
+ * owner sections existed.
+ */
+static inline __attribute__((always_inline)) int
+alloc_locked(struct lb_pcp *p, unsigned int order, void **out,
+	     struct lbi_pcp_slot *sl, const bool rseq)
+{
 	void *obj;
 
-	if (lbi_unlikely(!p || !out || order > p->max_order))
-		return -EINVAL;
-	sl = this_slot(p);
-	lbi_slot_lock(&sl->hdr);
+	if (rseq)
+		lbi_pcp_lock_rseq(p, sl);
+	else
+		lbi_slot_lock(&sl->hdr);
 	lbi_tune_alloc_start(p->tuner, &sl->ts);
 	if (lbi_unlikely(cds_list_empty(&sl->lists[order]) || p->dbg))
 		return alloc_slow(p, sl, order, out);
 	obj = pop(p, sl, order);
-	lbi_slot_unlock(&sl->hdr);
+	if (rseq)
+		lbi_pcp_unlock_rseq(p, sl, true);
+	else
+		lbi_slot_unlock(&sl->hdr);
 	*out = obj;
 	return 0;
+}
+
+/* A miss of the magazine: the lock path of the CPU the section ran on. */
+static __attribute__((noinline)) int alloc_miss(struct lb_pcp *p,
+						unsigned int order,
+						void **out, int cpu)
+{
+	return alloc_locked(p, order, out, miss_slot(p, cpu), true);
+}
+
+/* The rseq path; no register to save before the section. */
+static __attribute__((noinline)) int alloc_rseq(struct lb_pcp *p,
+						unsigned int order,
+						void **out)
+{
+	int cpu = -1;
+
+	if (!order) {
+		void *obj;
+
+		/* The section writes obj before it commits: never *out. */
+		if (lbi_rseq_pop(&p->lay, p->slots.base, &obj,
+				 LBI_PCP_MAG_POP_W, &cpu) == LBI_RSEQ_OK) {
+			*out = obj;
+			return 0;
+		}
+	}
+	return alloc_miss(p, order, out, cpu);
+}
+
+int lb_pcp_alloc(struct lb_pcp *p, unsigned int order, void **out)
+{
+	if (lbi_unlikely(!p || !out || order > p->max_order))
+		return -EINVAL;
+	if (p->slots.rseq)
+		return alloc_rseq(p, order, out);
+	return alloc_locked(p, order, out, this_slot(p), false);
 }
 
 /*
@@ -353,7 +412,7 @@ static __attribute__((noinline)) int free_slow(struct lb_pcp *p,
 		if (err) {
 			if (err == -EEXIST)
 				sl->st.double_frees++;
-			lbi_slot_unlock(&sl->hdr);
+			lbi_pcp_unlock_owner(p, sl);
 			return err;
 		}
 	}
@@ -364,26 +423,57 @@ static __attribute__((noinline)) int free_slow(struct lb_pcp *p,
 		n = sl->ts.count - sl->ts.high;
 	if (n > 0)
 		lbi_pcp_release(p, sl, n, order, p->chunk, LBI_PCP_FLUSH);
-	lbi_slot_unlock(&sl->hdr);
+	lbi_pcp_unlock_owner(p, sl);
 	return 0;
 }
 
-int lb_pcp_free(struct lb_pcp *p, void *obj, unsigned int order)
+/* The lock path of a free on @sl; @rseq as for alloc_locked(). */
+static inline __attribute__((always_inline)) int
+free_locked(struct lb_pcp *p, void *obj, unsigned int order,
+	    struct lbi_pcp_slot *sl, const bool rseq)
 {
-	struct lbi_pcp_slot *sl;
-
-	if (lbi_unlikely(!p || !obj || order > p->max_order ||
-			 ((uintptr_t)obj & (sizeof(void *) - 1))))
-		return -EINVAL;
-	sl = this_slot(p);
-	lbi_slot_lock(&sl->hdr);
+	if (rseq)
+		lbi_pcp_lock_rseq(p, sl);
+	else
+		lbi_slot_lock(&sl->hdr);
 	if (lbi_unlikely(p->dbg || !lbi_tune_free_fast(p->tuner, &sl->ts,
 						       order)))
 		return free_slow(p, sl, obj, order);
 	cds_list_add((struct cds_list_head *)obj, &sl->lists[order]);
 	sl->st.frees++;
-	lbi_slot_unlock(&sl->hdr);
+	if (rseq)
+		lbi_pcp_unlock_rseq(p, sl, true);
+	else
+		lbi_slot_unlock(&sl->hdr);
 	return 0;
+}
+
+static __attribute__((noinline)) int free_miss(struct lb_pcp *p, void *obj,
+					       unsigned int order, int cpu)
+{
+	return free_locked(p, obj, order, miss_slot(p, cpu), true);
+}
+
+static __attribute__((noinline)) int free_rseq(struct lb_pcp *p, void *obj,
+					       unsigned int order)
+{
+	int cpu = -1;
+
+	if (!order && lbi_rseq_push_cap(&p->lay, p->slots.base, obj, 1,
+					LBI_PCP_MAG_OPS_MAX, &cpu) ==
+		      LBI_RSEQ_OK)
+		return 0;
+	return free_miss(p, obj, order, cpu);
+}
+
+int lb_pcp_free(struct lb_pcp *p, void *obj, unsigned int order)
+{
+	if (lbi_unlikely(!p || !obj || order > p->max_order ||
+			 ((uintptr_t)obj & (sizeof(void *) - 1))))
+		return -EINVAL;
+	if (p->slots.rseq)
+		return free_rseq(p, obj, order);
+	return free_locked(p, obj, order, this_slot(p), false);
 }
 
 int lb_pcp_slot_state(struct lb_pcp *p, unsigned int slot,
@@ -394,9 +484,9 @@ int lb_pcp_slot_state(struct lb_pcp *p, unsigned int slot,
 	if (!p || !out || slot >= p->slots.nr)
 		return -EINVAL;
 	sl = lbi_pcp_slot_at(p, slot);
-	lbi_slot_lock(&sl->hdr);
+	lbi_pcp_lock(p, sl);
 	*out = sl->ts;
-	lbi_slot_unlock(&sl->hdr);
+	lbi_pcp_unlock(p, sl);
 	return 0;
 }
 

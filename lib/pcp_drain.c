@@ -67,11 +67,10 @@ static bool slot_expired(struct lb_pcp *p, struct lbi_pcp_slot *sl)
  */
 static bool decay_slot(struct lb_pcp *p, struct lbi_pcp_slot *sl)
 {
-	unsigned int idx = lbi_pcp_slot_idx(p, sl);
 	int to_drain, batch;
 	bool todo;
 
-	lbi_slot_lock_remote(&p->slots, idx, false);
+	lbi_pcp_lock_nonempty(p, sl);
 	todo = lbi_tune_decay(p->tuner, &sl->ts, &to_drain);
 	if (sl->ts.high > sl->ts.high_max) {
 		sl->ts.high = sl->ts.high_max;
@@ -90,12 +89,12 @@ static bool decay_slot(struct lb_pcp *p, struct lbi_pcp_slot *sl)
 		lbi_pcp_release(p, sl, n, 0, n, LBI_PCP_DECAY);
 		to_drain -= n;
 		if (to_drain > 0) {
-			lbi_slot_unlock_remote(&p->slots, idx);
-			lbi_slot_lock_remote(&p->slots, idx, false);
+			lbi_pcp_unlock(p, sl);
+			lbi_pcp_lock(p, sl);
 		}
 	}
 	lbi_tune_tick_end(p->tuner, &sl->ts);
-	lbi_slot_unlock_remote(&p->slots, idx);
+	lbi_pcp_unlock(p, sl);
 	return todo;
 }
 
@@ -238,6 +237,8 @@ static void read_slot(void *slot, void *onep, void *outp)
 	struct lb_pcp_slot_stats *one = onep;
 	struct lbi_pcp_slot *sl = slot;
 
+	/* Stopped but not fenced: the sections' figures as last committed. */
+	lbi_pcp_mag_account(sl);
 	*one = sl->st;
 	one->count = sl->ts.count;
 	one->high = sl->ts.high;
@@ -264,6 +265,7 @@ int lb_pcp_stats(struct lb_pcp *p, struct lb_pcp_stats *out,
 		lb_lock_stats(&p->lock, &ls);
 		out->backend_locks = ls.acquisitions;
 		out->nr_slots = p->slots.nr;
+		out->rseq = p->slots.rseq;
 	}
 	return (int)p->slots.nr;
 }

@@ -16,6 +16,16 @@
 #include <lockbatch/pcp.h>
 #include "slots.h"
 
+/* Largest magazine (order-0 objects in front of the list, DOC: Owner path). */
+#define LBI_PCP_MAG_MAX 64u
+/*
+ * The magazine word's weight counts owner sections (pushes and pops) since
+ * the last fold; a push above this many folds on the lock path first.
+ */
+#define LBI_PCP_MAG_OPS_MAX (1u << 30)
+/* A pop's weight: adds 1 to the weight half while taking 1 from the count. */
+#define LBI_PCP_MAG_POP_W UINT32_MAX
+
 /* Peer slots an ADAPTIVE refill tries before the back-end. */
 #define LBI_PCP_STEAL_PEERS 3
 
@@ -27,11 +37,17 @@ enum lbi_pcp_cause {
 };
 
 /*
- * One per CPU, on its own cache lines. Everything is under @lock; the
- * back-end lock nests inside it.
+ * One per CPU, on its own cache lines. Everything is under the slot lock,
+ * except @mag and hdr.rseq.word, which the owner's rseq sections change
+ * while the slot is running (lib/rseq.h); the back-end lock nests inside
+ * the slot lock. ts.count counts the magazine as of the last fold
+ * (@mag_seen objects) or account.
  */
 struct lbi_pcp_slot {
 	struct lbi_slot_hdr hdr;	/* first: the slot core's part */
+	void *mag[LBI_PCP_MAG_MAX];	/* order-0 objects, hottest on top */
+	uint32_t mag_seen;	/* magazine count at the last account */
+	uint32_t ops_seen;	/* and its section count (word's weight) */
 	struct lb_pcp_tune_state ts;
 	struct cds_list_head lists[LB_PCP_MAX_ORDER + 1];	/* hot at head */
 	void **buf;		/* transfer buffer, batch << 5 entries */
@@ -44,6 +60,8 @@ struct lbi_pcp_dbg;
 
 struct lb_pcp {
 	struct lbi_slots slots;		/* of struct lbi_pcp_slot */
+	struct lbi_rseq_layout lay;	/* the magazines, for the sections */
+	unsigned int mag_cap;		/* 0: lock path */
 	unsigned int max_order;
 	enum lb_pcp_tuner tuner;
 	unsigned int flags;
@@ -92,6 +110,43 @@ long lbi_pcp_release(struct lb_pcp *p, struct lbi_pcp_slot *sl, int units,
 		     unsigned int start_order, int chunk,
 		     enum lbi_pcp_cause cause);
 long lbi_pcp_drain_slot(struct lb_pcp *p, struct lbi_pcp_slot *sl);
+
+/* pcp_mag.c: the owner path and every slot hold (DOC: Owner path) */
+void lbi_pcp_mag_setup(struct lb_pcp *p, int batch, bool force_lock);
+void lbi_pcp_mag_fold(struct lbi_pcp_slot *sl);
+void lbi_pcp_mag_account(struct lbi_pcp_slot *sl);
+void lbi_pcp_lock_rseq(struct lb_pcp *p, struct lbi_pcp_slot *sl);
+bool lbi_pcp_lock_nonempty(struct lb_pcp *p, struct lbi_pcp_slot *sl);
+void lbi_pcp_unlock_rseq(struct lb_pcp *p, struct lbi_pcp_slot *sl,
+			 bool owner);
+
+/* R1-R2 then the fold: any slot, from any thread (owner or remote). */
+static inline void lbi_pcp_lock(struct lb_pcp *p, struct lbi_pcp_slot *sl)
+{
+	if (p->slots.rseq)
+		lbi_pcp_lock_rseq(p, sl);
+	else
+		lbi_slot_lock(&sl->hdr);
+}
+
+/* R4-R5 after a remote hold (the magazine stays empty). */
+static inline void lbi_pcp_unlock(struct lb_pcp *p, struct lbi_pcp_slot *sl)
+{
+	if (p->slots.rseq)
+		lbi_pcp_unlock_rseq(p, sl, false);
+	else
+		lbi_slot_unlock(&sl->hdr);
+}
+
+/* R4-R5 after the owner's lock path, which reloads its magazine first. */
+static inline void lbi_pcp_unlock_owner(struct lb_pcp *p,
+					struct lbi_pcp_slot *sl)
+{
+	if (p->slots.rseq)
+		lbi_pcp_unlock_rseq(p, sl, true);
+	else
+		lbi_slot_unlock(&sl->hdr);
+}
 
 /* pcp_drain.c */
 uint64_t lbi_pcp_now(struct lb_pcp *p);

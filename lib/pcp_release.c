@@ -99,19 +99,17 @@ long lbi_pcp_release(struct lb_pcp *p, struct lbi_pcp_slot *sl, int units,
  */
 long lbi_pcp_drain_slot(struct lb_pcp *p, struct lbi_pcp_slot *sl)
 {
-	unsigned int idx = lbi_pcp_slot_idx(p, sl);
 	long total = 0;
 	int count;
 
 	do {
-		lbi_slot_lock_remote(&p->slots, idx, false);
-		count = sl->ts.count;
+		count = lbi_pcp_lock_nonempty(p, sl) ? sl->ts.count : 0;
 		if (count) {
 			int n = count < p->chunk ? count : p->chunk;
 
 			total += lbi_pcp_release(p, sl, n, 0, n, LBI_PCP_DRAIN);
 		}
-		lbi_slot_unlock_remote(&p->slots, idx);
+		lbi_pcp_unlock(p, sl);
 	} while (count);
 	return total;
 }

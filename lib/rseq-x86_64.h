@@ -253,4 +253,46 @@ empty:
 	return LBI_RSEQ_EMPTY;
 }
 
+/*
+ * Push under a cap read inside the section: as lbi_rseq_arch_push(), but
+ * the new count must also be <= h->cap, which a lock holder may lower or
+ * raise between sections (lbi_rseq_push_cap()).
+ */
+static inline __attribute__((always_inline)) int
+lbi_rseq_arch_push_cap(int cpu, struct lbi_rseq_hdr *h, void **items,
+		       void *item, uint64_t inc, uint64_t lim)
+{
+	__asm__ goto(
+		LBI_RSEQ_ASM_BEGIN
+		"movq 8(%[h]), %%rcx\n\t"
+		"leaq (%%rcx, %[inc]), %%rdx\n\t"
+		/* (e) the cap is read after the arm, so never stale */
+		"cmpl 4(%[h]), %%edx\n\t"
+		"ja %l[full]\n\t"
+		"cmpq %[lim], %%rdx\n\t"
+		"ja %l[full]\n\t"
+		"movl %%ecx, %%eax\n\t"
+		"movq %[item], (%[items], %%rax, 8)\n\t"
+		/* (f) commit count and weight together */
+		"movq %%rdx, 8(%[h])\n\t"
+		LBI_RSEQ_ASM_END
+		:
+		: [cpu] "r" (cpu), [off] "r" (__rseq_offset), [h] "r" (h),
+		  [items] "r" (items), [item] "r" (item), [inc] "r" (inc),
+		  [lim] "r" (lim)
+		: "memory", "cc", "rax", "rcx", "rdx"
+		: abort, stopped, full);
+	lbi_rseq_after_goto();
+	return LBI_RSEQ_OK;
+abort:
+	lbi_rseq_after_goto();
+	return LBI_RSEQ_RESTART;
+stopped:
+	lbi_rseq_after_goto();
+	return LBI_RSEQ_LOCK;
+full:
+	lbi_rseq_after_goto();
+	return LBI_RSEQ_FULL;
+}
+
 #endif /* LOCKBATCH_RSEQ_X86_64_H */

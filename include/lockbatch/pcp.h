@@ -105,8 +105,54 @@
  * destroy            X     X      X        X        X       X
  * ===============  =====  ====  =====  =========  =====  =======
  *
- * Every slot operation takes only that slot's ck spinlock (uncontended
- * unless a thread migrated, or a decay or remote drain runs).
+ * Every slot operation on the lock path takes only that slot's ck
+ * spinlock (uncontended unless a thread migrated, or a decay or remote
+ * drain runs).
+ */
+
+/**
+ * DOC: Owner path
+ *
+ * Where restartable sequences are usable (x86-64, glibc registered rseq,
+ * membarrier registered, one slot per possible CPU id, no @cpu_fn, no
+ * %LB_PCP_F_DEBUG, no %LB_PCP_F_LOCK_PATH, no ``LB_RSEQ=0``, not a
+ * ThreadSanitizer build), each slot keeps a magazine in front of its
+ * order-0 list: an array of ``min(batch, 64)`` objects. An order-0 alloc
+ * that finds an object there, and an order-0 free that finds room, run as
+ * one rseq critical section on the calling CPU's slot: no lock, no atomic
+ * instruction. Everything else takes the slot lock (the lock path): higher
+ * orders (their lists are not fronted), an empty or full magazine, a
+ * thread without an rseq registration or a CPU id above the slot count.
+ * &lb_pcp_stats.rseq tells which path a cache runs.
+ *
+ * The lock path and every remote access (drains, decay, steal, stats)
+ * stop the slot, fence its CPU (membarrier; skipped for a slot seen empty
+ * and for the caller's own CPU), fold the magazine into the slot (allocs,
+ * frees and count become exact) and spill it into the order-0 list, so the
+ * tuners, flushes, drains and the stats see exactly the objects the slot
+ * holds. An owner's lock-path call then reloads the magazine to half its
+ * capacity from the order-0 list and sets its room to what keeps
+ * ``count`` below ``high``: a magazine free never reaches high, so rule (C)
+ * and the flush decision are unchanged.
+ *
+ * What the tuners see: count, allocs and frees exactly; the per-call
+ * updates of free_count, alloc_factor and count_min only for lock-path
+ * calls (refills, flushes, magazine reloads and spills), as a kernel
+ * per-CPU cache's zone-level state sees only its batched transfers.
+ * count_min is lowered, when the magazine served allocations, to count
+ * without the magazine (the least the slot can have held). A run of
+ * allocs or frees reaches the lock path at least every ``capacity / 2``
+ * calls, so high still grows on every refill and shrinks on decay; the
+ * LINUX fidelity tests (injected CPU ids) run on the lock path, and
+ * tests/prop/prop_pcp_paths.c checks both paths against the same model.
+ *
+ * Signal handlers may call lb_pcp_alloc() and lb_pcp_free(): a section
+ * interrupted by a signal restarts. A handler that can hit the lock path
+ * (any call, in general) must not interrupt a lock-path call of the same
+ * thread on the same cache: block the signal around such calls, or use
+ * the cache from handlers only when the interrupted code does not.
+ * fork() is safe while other threads hold or stop slots: the cache takes
+ * every slot lock around it.
  */
 
 /** define LB_PCP_F_DEBUG - &lb_pcp_conf.flags: track cached objects
@@ -116,6 +162,10 @@
  * large enough that a high-order free burst keeps one batch
  * (PCPF_FREE_HIGH_BATCH, set by zone_pcp_update_cacheinfo()). */
 #define LB_PCP_F_FREE_HIGH_BATCH 0x2u
+/** define LB_PCP_F_LOCK_PATH - &lb_pcp_conf.flags: the owner takes the slot
+ * lock on every call, even where the rseq path is available (as
+ * ``LB_RSEQ=0`` in the environment does for every cache). */
+#define LB_PCP_F_LOCK_PATH 0x4u
 
 /** define LB_PCP_MAX_ORDER - Largest order a cache may be configured for. */
 #define LB_PCP_MAX_ORDER 10u
@@ -185,8 +235,8 @@ typedef uint64_t (*lb_clock_fn)(void *arg);
  *	DOC: Per-CPU object cache keeps such a slot at or below high. Above
  *	%LB_PCP_HIGH_MAX: %-EINVAL.
  * @tuner: &enum lb_pcp_tuner; unknown: %-EINVAL.
- * @flags: %LB_PCP_F_DEBUG, %LB_PCP_F_FREE_HIGH_BATCH; other bits:
- *	%-EINVAL.
+ * @flags: %LB_PCP_F_DEBUG, %LB_PCP_F_FREE_HIGH_BATCH,
+ *	%LB_PCP_F_LOCK_PATH; other bits: %-EINVAL.
  * @lock_kind: Kind of the back-end lock; one lb_lock_init() rejects:
  *	%-EINVAL.
  * @backend: Back-end operations; copied. @alloc_bulk or @free_bulk NULL:
@@ -276,12 +326,15 @@ struct lb_pcp_slot_stats {
  * @ticks: Decay ticks run.
  * @backend_locks: Acquisitions of the back-end lock (its lb_lock stats).
  * @nr_slots: Slots.
+ * @rseq: 1 when order-0 owner calls run on the rseq path (DOC: Owner
+ *	path), 0 on the lock path.
  */
 struct lb_pcp_stats {
 	struct lb_pcp_slot_stats total;
 	uint64_t ticks;
 	uint64_t backend_locks;
 	unsigned int nr_slots;
+	unsigned int rseq;
 };
 
 struct lb_pcp;

@@ -3,7 +3,13 @@
  * bench_pcp: the lb_pcp fast path, an lb_pcp_alloc() + lb_pcp_free() pair
  * on a warm slot (no back-end trip), for each tuner.
  *
- *   bench_pcp [--json] [--tuner NAME] [--cpu0] [PAIRS]
+ *   bench_pcp [--json] [--tuner NAME] [--cpu0] [--lock] [PAIRS]
+ *   bench_pcp --compare [--json] [PAIRS]
+ *
+ * --lock forces the lock path (LB_PCP_F_LOCK_PATH). --compare measures, in
+ * one run, the pair on the rseq path and on the lock path (LINUX tuner)
+ * against a thread-local array push/pop and a mutex-protected free list
+ * with one thread, and prints the ratios.
  *
  * --cpu0 injects a CPU-id function returning 0 (a program that pins its
  * threads), leaving out the rseq or sched_getcpu() lookup: valgrind does
@@ -16,6 +22,7 @@
  * which cancels start-up and leaves instructions per pair.
  */
 #include <getopt.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +49,7 @@ static void be_free(void *ctx, unsigned int order, void **objs, unsigned int n)
 {
 }
 
-static int inject_cpu;
+static int inject_cpu, force_lock;
 
 static int cpu0(void *arg)
 {
@@ -77,6 +84,8 @@ static double run(enum lb_pcp_tuner t, unsigned long pairs)
 	c.backend.ctx = &next;
 	if (inject_cpu)
 		c.cpu_fn = cpu0;
+	if (force_lock)
+		c.flags = LB_PCP_F_LOCK_PATH;
 	if (lb_pcp_create(&p, &c))
 		exit(1);
 	/* Warm: the slot holds objects, no later call reaches the back-end. */
@@ -92,19 +101,124 @@ static double run(enum lb_pcp_tuner t, unsigned long pairs)
 	return t0 / (double)pairs;
 }
 
+/* The floor: a thread-local array, push then pop. */
+static __thread void *tl_stack[64];
+static __thread unsigned int tl_top;
+
+static double run_array(unsigned long pairs)
+{
+	unsigned long i;
+	double t0;
+	void *o = &cells[0];
+
+	t0 = now_ns();
+	for (i = 0; i < pairs; i++) {
+		tl_stack[tl_top++] = o;
+		__asm__ __volatile__("" : : "r"(tl_stack) : "memory");
+		o = tl_stack[--tl_top];
+		__asm__ __volatile__("" : "+r"(o) : : "memory");
+	}
+	return (now_ns() - t0) / (double)pairs;
+}
+
+/* One free list behind a pthread mutex, as a single-lock pool would be. */
+static double run_mutex(unsigned long pairs)
+{
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	struct cell *head = NULL, *o;
+	unsigned long i;
+	double t0;
+
+	for (i = 0; i < 8; i++) {
+		cells[i].link[0] = head;
+		head = &cells[i];
+	}
+	t0 = now_ns();
+	for (i = 0; i < pairs; i++) {
+		pthread_mutex_lock(&m);
+		o = head;
+		head = o->link[0];
+		pthread_mutex_unlock(&m);
+		__asm__ __volatile__("" : "+r"(o) : : "memory");
+		pthread_mutex_lock(&m);
+		o->link[0] = head;
+		head = o;
+		pthread_mutex_unlock(&m);
+	}
+	return (now_ns() - t0) / (double)pairs;
+}
+
+static int compare(unsigned long pairs, int json)
+{
+	double arr, mtx, rs, lk;
+	struct lb_pcp_stats st;
+
+	arr = run_array(pairs);
+	mtx = run_mutex(pairs);
+	rs = run(LB_PCP_TUNE_LINUX, pairs);
+	force_lock = 1;
+	lk = run(LB_PCP_TUNE_LINUX, pairs);
+	force_lock = 0;
+	{
+		/* Which path the default cache ran. */
+		struct lb_pcp_conf c = { 0 };
+		struct lb_pcp *p;
+		unsigned int next = 0;
+
+		c.batch = 8;
+		c.high_min = c.high_max = 64;
+		c.lock_kind = LB_LOCK_SPIN;
+		c.backend.alloc_bulk = be_alloc;
+		c.backend.free_bulk = be_free;
+		c.backend.ctx = &next;
+		if (lb_pcp_create(&p, &c))
+			return 1;
+		lb_pcp_stats(p, &st, NULL, 0);
+		lb_pcp_destroy(p);
+	}
+	if (json) {
+		printf("{\"pairs\":%lu,\"path\":\"%s\",\"array_ns\":%.2f,"
+		       "\"mutex_ns\":%.2f,\"pcp_ns\":%.2f,\"pcp_lock_ns\":%.2f,"
+		       "\"pcp_over_array\":%.2f,\"mutex_over_pcp\":%.2f,"
+		       "\"mutex_over_pcp_lock\":%.2f}\n", pairs,
+		       st.rseq ? "rseq" : "lock", arr, mtx, rs, lk, rs / arr,
+		       mtx / rs, mtx / lk);
+		return 0;
+	}
+	printf("warm alloc+free pair, %lu pairs, default path: %s\n", pairs,
+	       st.rseq ? "rseq" : "lock");
+	printf("%-28s %10s %12s %12s\n", "variant", "ns/pair", "/array",
+	       "mutex/this");
+	printf("%-28s %10.2f %12.2f %12.2f\n", "thread-local array", arr, 1.0,
+	       mtx / arr);
+	printf("%-28s %10.2f %12.2f %12.2f\n", "mutex free list (1 thread)",
+	       mtx, mtx / arr, 1.0);
+	printf("%-28s %10.2f %12.2f %12.2f\n", "lb_pcp default path", rs,
+	       rs / arr, mtx / rs);
+	printf("%-28s %10.2f %12.2f %12.2f\n", "lb_pcp lock path", lk,
+	       lk / arr, mtx / lk);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "tuner", required_argument, NULL, 't' },
 		{ "cpu0", no_argument, NULL, 'c' },
+		{ "lock", no_argument, NULL, 'l' },
+		{ "compare", no_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned long pairs = 1000000;
-	int json = 0, only = -1, c, t, first = 1;
+	int json = 0, only = -1, c, t, first = 1, cmp = 0;
 
-	while ((c = getopt_long(argc, argv, "jt:c", opts, NULL)) != -1) {
-		if (c == 'c') {
+	while ((c = getopt_long(argc, argv, "jt:clC", opts, NULL)) != -1) {
+		if (c == 'l') {
+			force_lock = 1;
+		} else if (c == 'C') {
+			cmp = 1;
+		} else if (c == 'c') {
 			inject_cpu = 1;
 		} else if (c == 'j') {
 			json = 1;
@@ -118,6 +232,8 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc)
 		pairs = strtoul(argv[optind], NULL, 0);
+	if (cmp)
+		return compare(pairs, json);
 	if (json)
 		printf("[");
 	else

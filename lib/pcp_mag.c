@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/*
+ * lb_pcp's owner path (DOC: Owner path in lockbatch/pcp.h): the order-0
+ * magazine in front of every slot's list, and the slot holds that fold it
+ * into the slot before the lock holder reads or changes the slot.
+ *
+ * The magazine word (lib/rseq.h) holds the magazine's object count and, in
+ * its weight half, the number of owner sections since the last fold: a
+ * push adds 1 to both halves, a pop takes 1 from the count and adds 1 to
+ * the weight (weight LBI_PCP_MAG_POP_W). So the allocs and frees stay
+ * exact without a second store per call (lbi_pcp_mag_account()).
+ */
+#include "config.h"
+
+#include <stddef.h>
+
+#include <ck_pr.h>
+
+#include "pcp_impl.h"
+
+void lbi_pcp_mag_setup(struct lb_pcp *p, int batch, bool force_lock)
+{
+	p->lay.stride = p->slots.stride;
+	p->lay.hdr_off = offsetof(struct lbi_pcp_slot, hdr.rseq);
+	p->lay.items_off = offsetof(struct lbi_pcp_slot, mag);
+	p->lay.nr_slots = p->slots.nr;
+	p->mag_cap = 0;
+	p->slots.rseq = false;
+	/* Injected CPU ids and the debug set need every call under the lock. */
+	if (p->dbg || p->slots.cpu_fn ||
+	    !lbi_rseq_usable(force_lock, p->slots.nr))
+		return;
+	p->slots.rseq = true;
+	p->mag_cap = (unsigned int)batch < LBI_PCP_MAG_MAX ? (unsigned int)batch :
+							     LBI_PCP_MAG_MAX;
+}
+
+/*
+ * Count the sections committed since the last account into the slot: a
+ * read of the magazine word, so it needs the slot lock but not the fence
+ * (a section committing later is counted by the next account). P pushes
+ * and Q pops moved the weight by P + Q and the count by P - Q. The
+ * magazine may have run empty in between: the list is count_min's floor.
+ */
+void lbi_pcp_mag_account(struct lbi_pcp_slot *sl)
+{
+	uint64_t w = ck_pr_load_64(&sl->hdr.rseq.word);
+	uint32_t c = lbi_rseq_count(w);
+	int64_t dc = (int64_t)c - (int64_t)sl->mag_seen;
+	int64_t ops = (int64_t)(uint32_t)(lbi_rseq_weight(w) - sl->ops_seen);
+	uint64_t allocs = (uint64_t)((ops - dc) / 2);
+
+	sl->st.allocs += allocs;
+	sl->st.frees += (uint64_t)((ops + dc) / 2);
+	sl->ts.count += (int)dc;
+	sl->mag_seen = c;
+	sl->ops_seen = lbi_rseq_weight(w);
+	if (allocs && sl->ts.count - (int)c < sl->ts.count_min)
+		sl->ts.count_min = sl->ts.count - (int)c;
+}
+
+/*
+ * Make the slot exact and the magazine empty: account, move the magazine
+ * to the hot end of the order-0 list (its top ends first), and leave no
+ * room, so the owner's next free takes the lock path and sets the room
+ * from the high watermark in force then. Slot stopped and fenced (or its
+ * owner's own lock path).
+ */
+void lbi_pcp_mag_fold(struct lbi_pcp_slot *sl)
+{
+	uint32_t i;
+
+	lbi_pcp_mag_account(sl);
+	for (i = 0; i < sl->mag_seen; i++)
+		cds_list_add((struct cds_list_head *)sl->mag[i], &sl->lists[0]);
+	sl->mag_seen = 0;
+	sl->ops_seen = 0;
+	sl->hdr.rseq.word = 0;
+	sl->hdr.rseq.cap = 0;
+}
+
+/*
+ * Owner's lock path, before unlocking: refill the magazine to half its
+ * capacity from the hot end of the order-0 list (hottest on top) and give
+ * frees the room that keeps count below high (lbi_tune_free_fast()).
+ */
+static void mag_reload(struct lb_pcp *p, struct lbi_pcp_slot *sl)
+{
+	struct cds_list_head *head = &sl->lists[0];
+	unsigned int target = (p->mag_cap + 1) / 2, n = 0, i, cap;
+	int room = sl->ts.high - 1 - sl->ts.count;
+
+	while (n < target && !cds_list_empty(head)) {
+		struct cds_list_head *node = head->next;
+
+		cds_list_del(node);
+		sl->mag[n++] = node;
+	}
+	for (i = 0; i < n / 2; i++) {
+		void *t = sl->mag[i];
+
+		sl->mag[i] = sl->mag[n - 1 - i];
+		sl->mag[n - 1 - i] = t;
+	}
+	/*
+	 * A free may take the magazine to n + room objects; room < 0 (count
+	 * above high after a refill) lets allocs pop first.
+	 */
+	cap = (int)n + room > 0 ? (unsigned int)((int)n + room) : 0;
+	sl->mag_seen = n;
+	sl->ops_seen = 0;
+	sl->hdr.rseq.word = lbi_rseq_word(n, 0);
+	sl->hdr.rseq.cap = cap < p->mag_cap ? cap : p->mag_cap;
+}
+
+/* lbi_pcp_lock() on the rseq path. */
+void lbi_pcp_lock_rseq(struct lb_pcp *p, struct lbi_pcp_slot *sl)
+{
+	lbi_slot_lock_remote(&p->slots, lbi_pcp_slot_idx(p, sl), false);
+	lbi_pcp_mag_fold(sl);
+}
+
+/*
+ * As lbi_pcp_lock() for a caller that has nothing to do on an empty slot
+ * but its tuner state (drain, decay): such a slot is accounted but neither
+ * fenced nor folded (a free committing meanwhile is counted by the next
+ * hold), and its room is withdrawn. Return: whether the slot holds objects.
+ */
+bool lbi_pcp_lock_nonempty(struct lb_pcp *p, struct lbi_pcp_slot *sl)
+{
+	unsigned int idx = lbi_pcp_slot_idx(p, sl);
+
+	if (!p->slots.rseq) {
+		lbi_slot_lock(&sl->hdr);
+		return sl->ts.count != 0;
+	}
+	lbi_slot_lock_remote(&p->slots, idx, true);
+	lbi_pcp_mag_account(sl);
+	if (!sl->ts.count) {
+		ck_pr_store_32(&sl->hdr.rseq.cap, 0);
+		return false;
+	}
+	lbi_rseq_fence((int)idx);
+	lbi_pcp_mag_fold(sl);
+	return true;
+}
+
+/* lbi_pcp_unlock() and, @owner, lbi_pcp_unlock_owner() on the rseq path. */
+void lbi_pcp_unlock_rseq(struct lb_pcp *p, struct lbi_pcp_slot *sl,
+			 bool owner)
+{
+	if (owner)
+		mag_reload(p, sl);
+	lbi_slot_unlock_remote(&p->slots, lbi_pcp_slot_idx(p, sl));
+}
