@@ -162,7 +162,7 @@ static void run(const char *name, enum lb_cpubatch_mode mode,
 
 int main(void)
 {
-	lb_tap_plan(4 * 12);
+	lb_tap_plan(4 * 13);
 	run("weighted-rseq-spin", LB_CPUBATCH_WEIGHTED, LB_LOCK_SPIN, 0);
 	run("weighted-hop-mutex", LB_CPUBATCH_WEIGHTED, LB_LOCK_MUTEX, 1);
 	run("bypass-hop-spin", LB_CPUBATCH_BYPASS_LARGE, LB_LOCK_SPIN, 1);
