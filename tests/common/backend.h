@@ -227,9 +227,11 @@ static inline void backend_log_run(struct test_backend *be, void **objs,
 		unsigned long at;
 
 		if (&f->be[o->be] != be)
-			backend_error(f, "object committed to the wrong back-end");
+			backend_error(f,
+				      "object committed to the wrong back-end");
 		if (f->one_thread && o->node.slot != 0)
-			backend_error(f, "committed object still marked cached");
+			backend_error(f,
+				      "committed object still marked cached");
 		__atomic_add_fetch(&o->commits, 1, __ATOMIC_SEQ_CST);
 		at = __atomic_fetch_add(&f->nr_log, 1, __ATOMIC_RELAXED);
 		if (at < BACKEND_LOG_MAX)
@@ -318,7 +320,8 @@ static inline void backend_put(void *obj)
 
 static inline long backend_refcount(void *obj)
 {
-	return __atomic_load_n(&((struct test_obj *)obj)->ref, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&((struct test_obj *)obj)->ref,
+			       __ATOMIC_ACQUIRE);
 }
 
 /* A reference the test itself takes or drops (a third party's, a mapping). */

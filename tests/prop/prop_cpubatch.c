@@ -175,7 +175,8 @@ static void check(struct lb_cpubatch *pc, uint64_t seed, unsigned int op)
 	struct lb_cpubatch_stats t;
 	unsigned int s, c, i;
 
-	cr_assert(eq(u64, backend_fixture.errors, 0), "%s at op %u: " LB_SEED_FMT,
+	cr_assert(eq(u64, backend_fixture.errors, 0),
+		  "%s at op %u: " LB_SEED_FMT,
 		  backend_fixture.first_error, op, LB_SEED_ARGS(seed));
 	cr_assert(eq(u64, backend_fixture.nr_log, M.nr_log),
 		  "objects committed at op %u: " LB_SEED_FMT, op,
@@ -319,9 +320,11 @@ static void run_seed(uint64_t seed, enum lb_cpubatch_mode mode, int ones)
 			  "object %u: " LB_SEED_FMT, i,
 			  LB_SEED_ARGS(seed));
 	}
-	cr_assert(eq(u64, backend_fixture.gets, backend_fixture.puts), LB_SEED_FMT, LB_SEED_ARGS(seed));
+	cr_assert(eq(u64, backend_fixture.gets, backend_fixture.puts),
+		  LB_SEED_FMT, LB_SEED_ARGS(seed));
 	cr_assert(eq(int, lb_cpubatch_destroy(pc), 0));
-	cr_assert(eq(u64, backend_fixture.nr_log, M.nr_log), "destroy found more: "
+	cr_assert(eq(u64, backend_fixture.nr_log, M.nr_log),
+		  "destroy found more: "
 		  LB_SEED_FMT, LB_SEED_ARGS(seed));
 }
 

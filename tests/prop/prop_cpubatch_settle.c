@@ -87,7 +87,8 @@ static void check_stats(unsigned int step)
 	uint64_t flushes = 0, adds = 0;
 	unsigned int x, c;
 
-	cr_assert(ge(int, lb_cpubatch_stats(backend_fixture.pc, &t, NULL, 0), 0));
+	cr_assert(ge(int, lb_cpubatch_stats(backend_fixture.pc, &t, NULL, 0),
+		     0));
 	for (c = 0; c < LB_FLUSH_NR; c++)
 		flushes += t.total.flushes[c];
 	for (x = 0; x < NOBJ; x++)
@@ -160,9 +161,11 @@ static void do_settle(struct lb_rng *r, unsigned int step)
 		exp = 0;
 	flush_counts(before);
 	if (lb_rng_below(r, 2))
-		rc = lb_cpubatch_settle(backend_fixture.pc, &obj[x], &obj[x].node, exp);
+		rc = lb_cpubatch_settle(backend_fixture.pc, &obj[x],
+					&obj[x].node, exp);
 	else
-		rc = lb_cpubatch_settle_held(backend_fixture.pc, &obj[x], &obj[x].node,
+		rc = lb_cpubatch_settle_held(backend_fixture.pc, &obj[x],
+					     &obj[x].node,
 					 exp > 0 ? exp - 1 : 0, exp > 0);
 	if (!obj[x].adds)
 		want = -ENOENT;
@@ -199,7 +202,8 @@ static void do_drain_objs(struct lb_rng *r, unsigned int step)
 			want++;
 		}
 	}
-	cr_assert(eq(int, lb_cpubatch_drain_objs(backend_fixture.pc, nodes, k), (int)want),
+	cr_assert(eq(int, lb_cpubatch_drain_objs(backend_fixture.pc, nodes, k),
+		     (int)want),
 		  "step %u " LB_SEED_FMT, step, LB_SEED_ARGS(seed));
 	for (i = 0; i < m.nr_slots; i++)
 		if (hit[i])
@@ -242,7 +246,8 @@ static void step_once(struct lb_rng *r, unsigned int step)
 		break;
 	case 15:
 		want = model_drain_all();
-		rc = lb_rng_below(r, 2) ? lb_cpubatch_drain_all(backend_fixture.pc) :
+		rc = lb_rng_below(r,
+				  2) ? lb_cpubatch_drain_all(backend_fixture.pc) :
 					  lb_cpubatch_drain_all_forced(backend_fixture.pc);
 		cr_assert(eq(int, rc, (int)want), "step %u " LB_SEED_FMT, step,
 			  LB_SEED_ARGS(seed));
@@ -252,7 +257,8 @@ static void step_once(struct lb_rng *r, unsigned int step)
 		backend_set_cpu(cpu);
 		want = m.nr[model_slot(cpu)];
 		model_flush(model_slot(cpu));
-		cr_assert(eq(int, lb_cpubatch_drain_local(backend_fixture.pc), (int)want),
+		cr_assert(eq(int, lb_cpubatch_drain_local(backend_fixture.pc),
+			     (int)want),
 			  "step %u " LB_SEED_FMT, step, LB_SEED_ARGS(seed));
 		break;
 	case 17:
@@ -269,9 +275,11 @@ static void step_once(struct lb_rng *r, unsigned int step)
 		break;
 	default:
 		if (m.disabled && lb_rng_below(r, 4)) {
-			cr_assert(eq(int, lb_cpubatch_enable(backend_fixture.pc), (int)--m.disabled));
+			cr_assert(eq(int,
+				     lb_cpubatch_enable(backend_fixture.pc), (int)--m.disabled));
 		} else if (m.disabled < 3 && lb_rng_below(r, 4) == 0) {
-			cr_assert(eq(int, lb_cpubatch_disable(backend_fixture.pc), 0));
+			cr_assert(eq(int,
+				     lb_cpubatch_disable(backend_fixture.pc), 0));
 			m.disabled++;
 			model_drain_all();
 		}
@@ -291,7 +299,8 @@ static void run_seed(uint64_t s)
 	m.nr_slots = 1 + lb_rng_below(&r, MAXS);
 	m.max_nr = 2 + lb_rng_below(&r, 7);
 	m.max_weight = 4 + lb_rng_below(&r, 13);
-	cr_assert(eq(int, backend_setup_ops(m.nr_slots, LB_CPUBATCH_WEIGHTED, m.max_nr,
+	cr_assert(eq(int, backend_setup_ops(m.nr_slots, LB_CPUBATCH_WEIGHTED,
+					    m.max_nr,
 				       m.max_weight, &backend_ops), 0));
 	for (i = 0; i < NOBJ; i++) {
 		backend_obj_init(&obj[i], i);
@@ -303,7 +312,8 @@ static void run_seed(uint64_t s)
 	for (i = 0; i < STEPS; i++)
 		step_once(&r, i);
 	while (m.disabled) {
-		cr_assert(eq(int, lb_cpubatch_enable(backend_fixture.pc), (int)--m.disabled));
+		cr_assert(eq(int, lb_cpubatch_enable(backend_fixture.pc),
+			     (int)--m.disabled));
 	}
 	model_drain_all();
 	cr_assert(ge(int, lb_cpubatch_drain_all(backend_fixture.pc), 0));

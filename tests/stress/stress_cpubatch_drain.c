@@ -92,7 +92,8 @@ static void *settler(void *arg)
 		test_obj_hold(o);	/* the settler's own reference */
 		rc = lb_rng_below(&r, 2) ?
 			lb_cpubatch_settle(backend_fixture.pc, o, &o->node, 2) :
-			lb_cpubatch_settle_held(backend_fixture.pc, o, &o->node, 1, 1);
+			lb_cpubatch_settle_held(backend_fixture.pc, o, &o->node,
+						1, 1);
 		switch (rc) {
 		case LB_SETTLED:
 		case LB_DRAINED:
@@ -136,7 +137,8 @@ static void *drainer(void *arg)
 		} else {
 			for (k = 0; k < 4; k++)
 				nodes[k] = &obj[lb_rng_below(&r, NOBJ)].node;
-			if (lb_cpubatch_drain_objs(backend_fixture.pc, nodes, 4) < 0)
+			if (lb_cpubatch_drain_objs(backend_fixture.pc, nodes,
+						   4) < 0)
 				__atomic_add_fetch(&bad_drain, 1, __ATOMIC_RELAXED);
 		}
 	}
@@ -187,7 +189,8 @@ int main(void)
 	iters = lb_stress_iters(10000, 1000000);
 	lb_tap_plan(7);
 	lb_tap_diag(LB_SEED_FMT ", %lu iterations", LB_SEED_ARGS(seed), iters);
-	if (backend_setup_ops(NSLOTS, LB_CPUBATCH_WEIGHTED, 8, 16, &backend_ops)) {
+	if (backend_setup_ops(NSLOTS, LB_CPUBATCH_WEIGHTED, 8, 16,
+			      &backend_ops)) {
 		lb_tap_ok(0, "setup");
 		return lb_tap_done();
 	}

@@ -48,7 +48,8 @@ static void be_commit(struct backend_fixture *f, struct test_backend *tb,
 
 	(void)f;
 	for (i = 0; i < n; i++)
-		__atomic_add_fetch(&((struct obj *)objs[i])->commits[tb->idx], 1,
+		__atomic_add_fetch(&((struct obj *)objs[i])->commits[tb->idx],
+				   1,
 				   __ATOMIC_RELAXED);
 	b->commits += n;
 	if (b->on_commit)
@@ -344,17 +345,21 @@ Test(cases2, error_precedence_ownership_first, .timeout = 10)
 	backend_set_cpu(0);
 	cr_assert(eq(int, obj_add(&a, 0), 0));
 	/* A node of A given to B, which has no @refcount: -EXDEV. */
-	cr_assert(eq(int, lb_cpubatch_settle(be[1].pc, &a, &a.t.node, 1), -EXDEV));
-	cr_assert(eq(int, lb_cpubatch_settle_held(be[1].pc, &a, &a.t.node, 1, 0),
+	cr_assert(eq(int, lb_cpubatch_settle(be[1].pc, &a, &a.t.node, 1),
+		     -EXDEV));
+	cr_assert(eq(int, lb_cpubatch_settle_held(be[1].pc, &a, &a.t.node, 1,
+						  0),
 		     -EXDEV));
 	/* Argument errors come before ownership. */
-	cr_assert(eq(int, lb_cpubatch_settle(be[1].pc, &a, &a.t.node, -1), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_settle(be[1].pc, &a, &a.t.node, -1),
+		     -EINVAL));
 	nodes[0] = &a.t.node;
 	nodes[1] = NULL;
 	cr_assert(eq(int, lb_cpubatch_drain_objs(be[1].pc, nodes, 2), -EINVAL),
 		  "a NULL entry anywhere is an argument error");
 	/* Never added: -ENOENT before -EOPNOTSUPP. */
-	cr_assert(eq(int, lb_cpubatch_settle(be[1].pc, &x, &x.t.node, 1), -ENOENT));
+	cr_assert(eq(int, lb_cpubatch_settle(be[1].pc, &x, &x.t.node, 1),
+		     -ENOENT));
 	/* Own node, no @refcount: -EOPNOTSUPP. */
 	cr_assert(eq(int, obj_add(&x, 1), 1));
 	cr_assert(eq(int, lb_cpubatch_settle(be[1].pc, &x, &x.t.node, 1),

@@ -33,7 +33,8 @@ TestSuite(cases, .init = setup, .fini = teardown, .timeout = 30);
 /* Every flush counter of every slot, all causes apart. */
 static void all_counters(struct lb_cpubatch_slot_stats *st)
 {
-	cr_assert(eq(int, lb_cpubatch_stats(backend_fixture.pc, NULL, st, NSLOTS), NSLOTS));
+	cr_assert(eq(int, lb_cpubatch_stats(backend_fixture.pc, NULL, st,
+					    NSLOTS), NSLOTS));
 }
 
 /* O in slot 1, caller on slot 0 accounts for E = 3, count E + 1. */
@@ -55,7 +56,8 @@ Test(cases, c01_settle_drains_only_the_holding_slot)
 	all_counters(before);
 	backend_set_cpu(0);
 	cr_assert(eq(long, backend_refcount(&o), 4));
-	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node, 3), LB_DRAINED));
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node,
+					     3), LB_DRAINED));
 	cr_assert(eq(long, backend_refcount(&o), 3), "count is now E");
 	all_counters(after);
 	for (i = 0; i < NSLOTS; i++)
@@ -80,7 +82,8 @@ Test(cases, c02_settle_busy_flushes_nothing)
 	test_obj_hold(&o);		/* the third party */
 	all_counters(before);
 	backend_set_cpu(0);
-	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node, 2), LB_BUSY));
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node,
+					     2), LB_BUSY));
 	all_counters(after);
 	for (i = 0; i < NSLOTS; i++) {
 		for (c = 0; c < LB_FLUSH_NR; c++)
@@ -104,7 +107,8 @@ Test(cases, c03_settle_committed_object)
 	cr_assert(eq(int, lb_cpubatch_drain_local(backend_fixture.pc), 1));
 	cr_assert(eq(uint, backend_commits(&o), 1));
 	all_counters(before);
-	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node, 1), LB_SETTLED));
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node,
+					     1), LB_SETTLED));
 	all_counters(after);
 	for (i = 0; i < NSLOTS; i++)
 		for (c = 0; c < LB_FLUSH_NR; c++)
@@ -190,7 +194,8 @@ Test(cases, c04_disable_then_drain_all_while_adding)
 	lb_cpubatch_drain_all(backend_fixture.pc);
 	added = c04_added;
 	for (i = 0; i < added; i++)
-		cr_assert(eq(uint, backend_commits(&c04_objs[i]), 1), "obj %u", i);
+		cr_assert(eq(uint, backend_commits(&c04_objs[i]), 1), "obj %u",
+			  i);
 	for (; i < C04_OBJS; i++)
 		cr_assert(eq(uint, backend_commits(&c04_objs[i]), 0));
 }
@@ -206,7 +211,8 @@ Test(cases, c04_disable_then_drain_all_while_adding)
 static struct test_obj c07_parent[C07_PARENTS], c07_child[C07_PARENTS];
 static unsigned int c07_child_adds, c07_eagain;
 
-static void c07_commit_adds(struct backend_fixture *f, struct test_backend *be, void **objs, unsigned int n)
+static void c07_commit_adds(struct backend_fixture *f, struct test_backend *be,
+			    void **objs, unsigned int n)
 {
 	unsigned int i;
 
@@ -247,21 +253,27 @@ Test(cases, c07_commit_reenters_add)
 		cr_assert(ge(int, backend_add(p, (int)(i % NSLOTS), 1), 0));
 		switch (i % 5) {
 		case 1:
-			cr_assert(ge(int, lb_cpubatch_drain_obj(backend_fixture.pc, &p->node), 0));
+			cr_assert(ge(int,
+				     lb_cpubatch_drain_obj(backend_fixture.pc,
+							   &p->node), 0));
 			break;
 		case 2:
-			cr_assert(ge(int, lb_cpubatch_settle(backend_fixture.pc, p, &p->node, 1),
+			cr_assert(ge(int, lb_cpubatch_settle(backend_fixture.pc,
+							     p, &p->node, 1),
 				     LB_SETTLED));
 			break;
 		case 3:
 			if (i % 15 == 3)
-				cr_assert(ge(int, lb_cpubatch_drain_all(backend_fixture.pc), 0));
+				cr_assert(ge(int,
+					     lb_cpubatch_drain_all(backend_fixture.pc), 0));
 			break;
 		case 4:
 			if (i == 199)
-				cr_assert(eq(int, lb_cpubatch_disable(backend_fixture.pc), 0));
+				cr_assert(eq(int,
+					     lb_cpubatch_disable(backend_fixture.pc), 0));
 			if (i == 299)
-				cr_assert(eq(int, lb_cpubatch_enable(backend_fixture.pc), 0));
+				cr_assert(eq(int,
+					     lb_cpubatch_enable(backend_fixture.pc), 0));
 			break;
 		}
 	}
@@ -333,21 +345,27 @@ Test(cases, c10_wild_cpu_ids)
 				x->adds++;
 			break;
 		case 2:
-			cr_assert(ge(int, lb_cpubatch_drain_local(backend_fixture.pc), 0));
+			cr_assert(ge(int,
+				     lb_cpubatch_drain_local(backend_fixture.pc), 0));
 			break;
 		case 3:
-			cr_assert(ge(int, lb_cpubatch_drain_obj(backend_fixture.pc, &x->node), 0),
+			cr_assert(ge(int,
+				     lb_cpubatch_drain_obj(backend_fixture.pc,
+							   &x->node), 0),
 				  LB_SEED_FMT, LB_SEED_ARGS(seed));
 			break;
 		case 4:
-			rc = lb_cpubatch_settle(backend_fixture.pc, x, &x->node, 1);
+			rc = lb_cpubatch_settle(backend_fixture.pc, x, &x->node,
+						1);
 			cr_assert(rc == -ENOENT || (rc >= LB_SETTLED && rc <= LB_BUSY),
 				  "settle %d " LB_SEED_FMT, rc, LB_SEED_ARGS(seed));
 			break;
 		default:
 			for (k = 0; k < 4; k++)
 				nodes[k] = &o[lb_rng_below(&pick, 64)].node;
-			cr_assert(ge(int, lb_cpubatch_drain_objs(backend_fixture.pc, nodes, 4), 0));
+			cr_assert(ge(int,
+				     lb_cpubatch_drain_objs(backend_fixture.pc,
+							    nodes, 4), 0));
 			break;
 		}
 	}
@@ -386,7 +404,8 @@ static void *c14_worker(void *arg)
 	unsigned int i;
 
 	for (i = 0; i < C14_PER; i++)
-		if (lb_cpubatch_add(backend_fixture.pc, &o[i], &o[i].node, 1) >= 0)
+		if (lb_cpubatch_add(backend_fixture.pc, &o[i], &o[i].node,
+				    1) >= 0)
 			o[i].adds++;
 	return NULL;
 }
@@ -457,6 +476,7 @@ Test(cases, c14_short_lived_threads)
 		  "objects left by exited threads are still in their slots");
 	lb_cpubatch_drain_all(backend_fixture.pc);
 	for (i = 0; i < C14_THREADS * C14_PER; i++)
-		cr_assert(eq(uint, backend_commits(&c14_objs[i]), 1), "obj %u", i);
+		cr_assert(eq(uint, backend_commits(&c14_objs[i]), 1), "obj %u",
+			  i);
 	free(c14_objs);
 }

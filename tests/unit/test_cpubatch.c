@@ -112,7 +112,8 @@ static void destroy_and_check(struct lb_cpubatch *pc, unsigned int n)
 	}
 	cr_assert(eq(u64, backend_fixture.nr_log, n));
 	cr_assert(eq(u64, backend_fixture.gets, backend_fixture.puts));
-	cr_assert(eq(u64, backend_fixture.errors, 0), "%s", backend_fixture.first_error);
+	cr_assert(eq(u64, backend_fixture.errors, 0), "%s",
+		  backend_fixture.first_error);
 }
 
 Test(cpubatch, create_rejects_bad_input)
@@ -232,7 +233,8 @@ Test(cpubatch, add_same_node_twice_eexist_nothing_changed)
 	cr_assert(eq(u64, slot_st(pc, 2).nr_cached, 0));
 	cr_assert(eq(u64, total_st(other).total.adds, 0));
 	cr_assert(eq(u32, O[0].node.slot, 2));
-	cr_assert(eq(u64, backend_fixture.gets, 1), "a rejected add took a reference");
+	cr_assert(eq(u64, backend_fixture.gets, 1),
+		  "a rejected add took a reference");
 	cr_assert(eq(int, lb_cpubatch_destroy(other), 0));
 	destroy_and_check(pc, 1);
 	cr_assert(eq(u32, O[1].commits, 0));
@@ -282,7 +284,8 @@ Test(cpubatch, baseline_locks_per_object)
 	cr_assert(eq(u64, slot_st(pc, 0).flushes[LB_FLUSH_BYPASS], 0));
 	cr_assert(eq(int, lb_cpubatch_drain_local(pc), 0));
 	destroy_and_check(pc, 21);
-	cr_assert(eq(u64, backend_fixture.locks, 21), "nothing left for destroy");
+	cr_assert(eq(u64, backend_fixture.locks, 21),
+		  "nothing left for destroy");
 }
 
 Test(cpubatch, bypass_large_flushes_on_any_large)
@@ -304,7 +307,8 @@ Test(cpubatch, bypass_large_flushes_on_any_large)
 	cr_assert(eq(u64, s.weight_flushed, 36));
 	cr_assert(eq(u64, backend_fixture.locks, 2));
 	for (i = 0; i < 35; i++)
-		cr_assert(eq(u32, backend_fixture.log[i], i), "commit order at %u", i);
+		cr_assert(eq(u32, backend_fixture.log[i], i),
+			  "commit order at %u", i);
 	destroy_and_check(pc, 35);
 }
 
@@ -380,7 +384,8 @@ Test(cpubatch, drain_local_flushes_only_current_slot)
 
 	cr_assert(eq(int, lb_cpubatch_drain_local(NULL), -EINVAL));
 	cr_assert(eq(int, lb_cpubatch_drain_local(pc), 0), "empty slot");
-	cr_assert(eq(u64, backend_fixture.locks, 0), "an empty drain takes no lock");
+	cr_assert(eq(u64, backend_fixture.locks, 0),
+		  "an empty drain takes no lock");
 	for (i = 0; i < 9; i++) {
 		cpu_id = (int)(i % 3);
 		add(pc, i, 2);
@@ -588,7 +593,8 @@ Test(cpubatch, runs_split_by_backend)
 	cr_assert(eq(u64, total_st(pc).backend_locks, 4));
 	for (i = 0; i < 8; i++)
 		cr_assert(eq(u32, backend_fixture.log[i], i), "commit order");
-	cr_assert(eq(u64, backend_fixture.after_calls, 4), "after() once per run");
+	cr_assert(eq(u64, backend_fixture.after_calls, 4),
+		  "after() once per run");
 	cr_assert(eq(u64, backend_fixture.after_objs, 8));
 	/* All of one back-end: one lock for the whole batch. */
 	for (i = 8; i < 16; i++)
@@ -613,7 +619,8 @@ Test(cpubatch, single_backend_without_backend_of)
 }
 
 /* after() sees the back-end unlocked (backend_after counts a violation). */
-static void after_checks_lock(struct backend_fixture *f, struct test_backend *be,
+static void after_checks_lock(struct backend_fixture *f,
+			      struct test_backend *be,
 			      void **objs, unsigned int n)
 {
 	/* A spinlock we can take here is not held by anyone. */
@@ -653,8 +660,10 @@ Test(cpubatch, optional_callbacks_may_be_null)
 	cr_assert(eq(int, lb_cpubatch_destroy(pc), 0));
 	for (i = 0; i < 40; i++)
 		cr_assert(eq(u32, O[i].commits, 1));
-	cr_assert(eq(u64, backend_fixture.gets + backend_fixture.puts + backend_fixture.after_calls, 0));
-	cr_assert(eq(u64, backend_fixture.errors, 0), "%s", backend_fixture.first_error);
+	cr_assert(eq(u64,
+		     backend_fixture.gets + backend_fixture.puts + backend_fixture.after_calls, 0));
+	cr_assert(eq(u64, backend_fixture.errors, 0), "%s",
+		  backend_fixture.first_error);
 }
 
 /* The batch holds exactly one reference per cached object. */
@@ -668,7 +677,8 @@ Test(cpubatch, get_put_balance)
 		cpu_id = (int)(i % 3);
 		add(pc, i, 1 + i % 7);
 		t = total_st(pc);
-		cr_assert(eq(u64, backend_fixture.gets - backend_fixture.puts, t.total.nr_cached),
+		cr_assert(eq(u64, backend_fixture.gets - backend_fixture.puts,
+			     t.total.nr_cached),
 			  "after add %u", i);
 	}
 	for (i = 0, held = 0; i < 150; i++) {
@@ -689,7 +699,8 @@ static unsigned int reentrant_next;
 static unsigned int reentrant_end;
 static int reentrant_rc[NOBJ];
 
-static void commit_adds(struct backend_fixture *f, struct test_backend *be, void **objs,
+static void commit_adds(struct backend_fixture *f, struct test_backend *be,
+			void **objs,
 			unsigned int n)
 {
 	struct lb_cpubatch *pc = f->arg;
@@ -735,7 +746,8 @@ Test(cpubatch, c07_reentrant_add_from_commit, .timeout = 5)
  */
 static int eagain_at = -1;
 
-static void commit_adds_until_eagain(struct backend_fixture *f, struct test_backend *be,
+static void commit_adds_until_eagain(struct backend_fixture *f,
+				     struct test_backend *be,
 				     void **objs, unsigned int n)
 {
 	struct lb_cpubatch *pc = f->arg;
@@ -848,7 +860,8 @@ Test(cpubatch, destroy_with_slot_lock_held_ebusy, .timeout = 5)
  * Destroy from after(): its own flush is still in flight. The calling
  * context is checked before the slots: -EDEADLK, nothing changed.
  */
-static void after_destroys(struct backend_fixture *f, struct test_backend *be, void **objs,
+static void after_destroys(struct backend_fixture *f, struct test_backend *be,
+			   void **objs,
 			   unsigned int n)
 {
 	destroy_once(f);

@@ -47,9 +47,11 @@ Test(drain_obj, flushes_only_the_holding_slot)
 	cr_assert(eq(int, backend_add(&b, 1, 1), 0));
 	cr_assert(eq(int, backend_add(&c, 2, 1), 0));
 	cr_assert(eq(u32, a.node.slot, 2));
-	cr_assert(eq(int, lb_cpubatch_drain_obj(backend_fixture.pc, &a.node), 1));
+	cr_assert(eq(int, lb_cpubatch_drain_obj(backend_fixture.pc, &a.node),
+		     1));
 	cr_assert(eq(uint, backend_commits(&a), 1));
-	cr_assert(eq(uint, backend_commits(&b), 1), "the whole batch of slot 1 goes");
+	cr_assert(eq(uint, backend_commits(&b), 1),
+		  "the whole batch of slot 1 goes");
 	cr_assert(eq(uint, backend_commits(&c), 0), "slot 2 is not touched");
 	cr_assert(eq(u32, a.node.slot, 0));
 	cr_assert(eq(u32, a.node.home, 2));
@@ -68,13 +70,17 @@ Test(drain_obj, not_cached_returns_zero)
 	backend_obj_init(&a, 0);
 	backend_obj_init(&never, 1);
 	cr_assert(eq(int, backend_add(&a, 3, 1), 0));
-	cr_assert(eq(int, lb_cpubatch_drain_obj(backend_fixture.pc, &a.node), 1));
-	cr_assert(eq(int, lb_cpubatch_drain_obj(backend_fixture.pc, &a.node), 0));
-	cr_assert(eq(int, lb_cpubatch_drain_obj(backend_fixture.pc, &never.node), 0));
+	cr_assert(eq(int, lb_cpubatch_drain_obj(backend_fixture.pc, &a.node),
+		     1));
+	cr_assert(eq(int, lb_cpubatch_drain_obj(backend_fixture.pc, &a.node),
+		     0));
+	cr_assert(eq(int, lb_cpubatch_drain_obj(backend_fixture.pc,
+						&never.node), 0));
 	cr_assert(eq(u64, flushes_total(LB_FLUSH_DRAIN_OBJ), 1));
 	/* Re-added to another slot: the drain follows it. */
 	cr_assert(eq(int, backend_add(&a, 5, 1), 0));
-	cr_assert(eq(int, lb_cpubatch_drain_obj(backend_fixture.pc, &a.node), 1));
+	cr_assert(eq(int, lb_cpubatch_drain_obj(backend_fixture.pc, &a.node),
+		     1));
 	cr_assert(eq(u64, backend_slot_flushes(5, LB_FLUSH_DRAIN_OBJ), 1));
 	cr_assert(eq(uint, backend_commits(&a), 2));
 }
@@ -88,31 +94,36 @@ Test(drain_obj, bad_input)
 	backend_obj_init(&a, 0);
 	backend_obj_init(&f, 1);
 	cr_assert(eq(int, lb_cpubatch_drain_obj(NULL, &a.node), -EINVAL));
-	cr_assert(eq(int, lb_cpubatch_drain_obj(backend_fixture.pc, NULL), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_drain_obj(backend_fixture.pc, NULL),
+		     -EINVAL));
 	other = backend_other(&backend_ops);
 	cr_assert(ne(ptr, other, NULL));
 	backend_set_cpu(1);
 	cr_assert(eq(int, lb_cpubatch_add(other, &f, &f.node, 1), 0));
-	cr_assert(eq(int, lb_cpubatch_drain_obj(backend_fixture.pc, &f.node), -EXDEV));
+	cr_assert(eq(int, lb_cpubatch_drain_obj(backend_fixture.pc, &f.node),
+		     -EXDEV));
 	cr_assert(eq(uint, backend_commits(&f), 0), "nothing flushed");
 	/* A node whose slot number this object cannot have written. */
 	cr_assert(eq(int, backend_add(&a, 0, 1), 0));
 	saved = a.node.slot;
 	a.node.slot = NSLOTS + 7;
-	cr_assert(eq(int, lb_cpubatch_drain_obj(backend_fixture.pc, &a.node), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_drain_obj(backend_fixture.pc, &a.node),
+		     -EINVAL));
 	a.node.slot = saved;
 	cr_assert(eq(uint, backend_commits(&a), 0));
 	cr_assert(eq(u64, flushes_total(LB_FLUSH_DRAIN_OBJ), 0));
 	cr_assert(eq(int, lb_cpubatch_destroy(other), 0));
 	cr_assert(eq(uint, backend_commits(&f), 1), "nothing lost");
-	cr_assert(eq(int, lb_cpubatch_drain_obj(backend_fixture.pc, &a.node), 1));
+	cr_assert(eq(int, lb_cpubatch_drain_obj(backend_fixture.pc, &a.node),
+		     1));
 	cr_assert(eq(uint, backend_commits(&a), 1));
 }
 
 /* Every drain call made from inside a callback refuses with -EDEADLK. */
 static int cb_rc[6];
 
-static void call_drains(struct backend_fixture *f, struct test_backend *be, void **objs, unsigned int n)
+static void call_drains(struct backend_fixture *f, struct test_backend *be,
+			void **objs, unsigned int n)
 {
 	struct test_obj *o = objs[0];
 	struct lb_node *np = &o->node;
@@ -142,7 +153,8 @@ Test(drain_obj, refused_from_callbacks)
 	backend_obj_init(&b, 1);
 	backend_fixture.on_commit = call_drains;
 	cr_assert(eq(int, backend_add(&a, 0, 1), 0));
-	cr_assert(eq(int, lb_cpubatch_drain_obj(backend_fixture.pc, &a.node), 1));
+	cr_assert(eq(int, lb_cpubatch_drain_obj(backend_fixture.pc, &a.node),
+		     1));
 	check_edeadlk("commit");
 	backend_fixture.on_commit = NULL;
 	backend_fixture.on_after = call_drains;
@@ -172,15 +184,18 @@ Test(drain_objs, each_distinct_slot_once)
 	nodes[3] = &o[0].node;	/* duplicate */
 	nodes[4] = &o[5].node;	/* never added */
 	nodes[5] = &o[3].node;
-	cr_assert(eq(int, lb_cpubatch_drain_objs(backend_fixture.pc, nodes, 6), 2));
+	cr_assert(eq(int, lb_cpubatch_drain_objs(backend_fixture.pc, nodes, 6),
+		     2));
 	for (i = 0; i < NSLOTS; i++)
 		cr_assert(eq(u64, backend_slot_flushes(i, LB_FLUSH_DRAIN_OBJS),
 			     i == 0 || i == 2 ? 1 : 0), "slot %u", i);
 	for (i = 0; i < 4; i++)
 		cr_assert(eq(uint, backend_commits(&o[i]), 1), "obj %u", i);
 	cr_assert(eq(uint, backend_commits(&o[4]), 0));
-	cr_assert(eq(int, lb_cpubatch_drain_objs(backend_fixture.pc, nodes, 6), 0));
-	cr_assert(eq(int, lb_cpubatch_drain_objs(backend_fixture.pc, NULL, 0), 0));
+	cr_assert(eq(int, lb_cpubatch_drain_objs(backend_fixture.pc, nodes, 6),
+		     0));
+	cr_assert(eq(int, lb_cpubatch_drain_objs(backend_fixture.pc, NULL, 0),
+		     0));
 	lb_cpubatch_drain_all(backend_fixture.pc);
 	cr_assert(eq(uint, backend_commits(&o[4]), 1));
 }
@@ -197,18 +212,22 @@ Test(drain_objs, validates_every_node_first)
 	nodes[0] = &a.node;
 	nodes[1] = NULL;
 	cr_assert(eq(int, lb_cpubatch_drain_objs(NULL, nodes, 1), -EINVAL));
-	cr_assert(eq(int, lb_cpubatch_drain_objs(backend_fixture.pc, NULL, 1), -EINVAL));
-	cr_assert(eq(int, lb_cpubatch_drain_objs(backend_fixture.pc, nodes, 2), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_drain_objs(backend_fixture.pc, NULL, 1),
+		     -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_drain_objs(backend_fixture.pc, nodes, 2),
+		     -EINVAL));
 	other = backend_other(&backend_ops);
 	cr_assert(ne(ptr, other, NULL));
 	backend_set_cpu(0);
 	cr_assert(eq(int, lb_cpubatch_add(other, &f, &f.node, 1), 0));
 	nodes[1] = &f.node;
-	cr_assert(eq(int, lb_cpubatch_drain_objs(backend_fixture.pc, nodes, 2), -EXDEV));
+	cr_assert(eq(int, lb_cpubatch_drain_objs(backend_fixture.pc, nodes, 2),
+		     -EXDEV));
 	cr_assert(eq(uint, backend_commits(&a), 0), "nothing flushed");
 	cr_assert(eq(u32, a.node.slot, 2));
 	cr_assert(eq(int, lb_cpubatch_destroy(other), 0));
-	cr_assert(eq(int, lb_cpubatch_drain_objs(backend_fixture.pc, nodes, 1), 1));
+	cr_assert(eq(int, lb_cpubatch_drain_objs(backend_fixture.pc, nodes, 1),
+		     1));
 	cr_assert(eq(uint, backend_commits(&a) + backend_commits(&f), 2));
 }
 
@@ -227,7 +246,8 @@ Test(drain_objs, many_slots_use_a_heap_bitmap)
 	backend_add(&o[0], 1500, 1);
 	backend_add(&o[1], 2047, 1);
 	backend_add(&o[2], 1500, 1);
-	cr_assert(eq(int, lb_cpubatch_drain_objs(backend_fixture.pc, nodes, 3), 2));
+	cr_assert(eq(int, lb_cpubatch_drain_objs(backend_fixture.pc, nodes, 3),
+		     2));
 	for (i = 0; i < 3; i++)
 		cr_assert(eq(uint, backend_commits(&o[i]), 1));
 }
@@ -281,7 +301,8 @@ Test(drain_all, forced_visits_every_slot)
  */
 static int gate_open, in_commit;
 
-static void hold_commit(struct backend_fixture *f, struct test_backend *be, void **objs, unsigned int n)
+static void hold_commit(struct backend_fixture *f, struct test_backend *be,
+			void **objs, unsigned int n)
 {
 	__atomic_store_n(&in_commit, 1, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&gate_open, __ATOMIC_ACQUIRE))
@@ -396,12 +417,14 @@ Test(disable, drains_then_adds_go_straight_through)
 	cr_assert(eq(uint, backend_commits(&o[3]), 1));
 	cr_assert(eq(u64, backend_stats().total.flushes[LB_FLUSH_DISABLE], 3));
 	cr_assert(eq(int, lb_cpubatch_disable(backend_fixture.pc), 0));
-	cr_assert(eq(int, lb_cpubatch_enable(backend_fixture.pc), 1), "still nested");
+	cr_assert(eq(int, lb_cpubatch_enable(backend_fixture.pc), 1),
+		  "still nested");
 	cr_assert(eq(int, backend_add(&o[4], 5, 1), 1));
 	cr_assert(eq(int, lb_cpubatch_enable(backend_fixture.pc), 0));
 	cr_assert(eq(int, backend_add(&o[5], 5, 1), 0), "batched again");
 	cr_assert(eq(u64, backend_stats().total.nr_cached, 1));
-	cr_assert(eq(int, lb_cpubatch_enable(backend_fixture.pc), -EINVAL), "unbalanced");
+	cr_assert(eq(int, lb_cpubatch_enable(backend_fixture.pc), -EINVAL),
+		  "unbalanced");
 	cr_assert(eq(u32, backend_stats().drain.disable_depth, 0));
 	lb_cpubatch_drain_all(backend_fixture.pc);
 	for (i = 0; i < 6; i++)

@@ -57,7 +57,8 @@ Test(settle, drained_flushes_the_one_slot)
 	backend_add(&far, 1, 1);
 	snap(before);
 	/* The caller holds the owner's reference: expected 1, count 2. */
-	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node, 1), LB_DRAINED));
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node,
+					     1), LB_DRAINED));
 	cr_assert(eq(long, backend_refcount(&o), 1));
 	cr_assert(eq(uint, backend_commits(&o), 1));
 	cr_assert(eq(uint, backend_commits(&other), 1));
@@ -68,7 +69,8 @@ Test(settle, drained_flushes_the_one_slot)
 	cr_assert(eq(u64, backend_slot_flushes(4, LB_FLUSH_DRAIN_OBJ), 1));
 	cr_assert(eq(u64, backend_stats().drain.drained, 1));
 	/* Now nothing is cached and the count is exact. */
-	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node, 1), LB_SETTLED));
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node,
+					     1), LB_SETTLED));
 	cr_assert(eq(u64, backend_stats().drain.settled, 1));
 }
 
@@ -82,19 +84,23 @@ Test(settle, busy_never_flushes)
 	test_obj_hold(&o);	/* a third party */
 	test_obj_hold(&o);	/* and another */
 	snap(before);
-	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node, 1), LB_BUSY));
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node,
+					     1), LB_BUSY));
 	assert_unchanged(before, "cached, surplus 3");
 	cr_assert(eq(u32, o.node.slot, 3), "still cached");
 	lb_cpubatch_drain_obj(backend_fixture.pc, &o.node);
 	snap(before);
-	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node, 1), LB_BUSY));
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node,
+					     1), LB_BUSY));
 	assert_unchanged(before, "not cached, surplus 2");
 	test_obj_release(&o);
-	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node, 1), LB_BUSY),
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node,
+					     1), LB_BUSY),
 		  "surplus 1, nothing in flight: someone else's");
 	cr_assert(eq(u64, backend_stats().drain.settle_waits, 0));
 	test_obj_release(&o);
-	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node, 1), LB_SETTLED));
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node,
+					     1), LB_SETTLED));
 	cr_assert(eq(u64, backend_stats().drain.busy, 3));
 }
 
@@ -115,11 +121,14 @@ Test(settle, held_counts_every_pinned_unit)
 	test_obj_hold(&o);
 	test_obj_hold(&o);		/* 3 pinned units */
 	snap(before);
-	cr_assert(eq(int, lb_cpubatch_settle_held(backend_fixture.pc, &o, &o.node, 1, 1), LB_BUSY));
+	cr_assert(eq(int, lb_cpubatch_settle_held(backend_fixture.pc, &o,
+						  &o.node, 1, 1), LB_BUSY));
 	assert_unchanged(before, "held too small");
-	cr_assert(eq(int, lb_cpubatch_settle_held(backend_fixture.pc, &o, &o.node, 1, 3), LB_DRAINED));
+	cr_assert(eq(int, lb_cpubatch_settle_held(backend_fixture.pc, &o,
+						  &o.node, 1, 3), LB_DRAINED));
 	cr_assert(eq(long, backend_refcount(&o), 4));
-	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node, 4), LB_SETTLED),
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node,
+					     4), LB_SETTLED),
 		  "settle(e + k) is settle_held(e, k)");
 }
 
@@ -131,12 +140,15 @@ Test(settle, count_below_expectation)
 	backend_obj_init(&o, 0);
 	backend_add(&o, 0, 1);
 	snap(before);
-	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node, 2), -ERANGE),
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node,
+					     2), -ERANGE),
 		  "the caller counted the batch's reference");
-	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node, 5), -ERANGE));
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node,
+					     5), -ERANGE));
 	assert_unchanged(before, "cached");
 	lb_cpubatch_drain_obj(backend_fixture.pc, &o.node);
-	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node, 2), -ERANGE));
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node,
+					     2), -ERANGE));
 }
 
 Test(settle, bad_input_changes_nothing)
@@ -161,19 +173,28 @@ Test(settle, bad_input_changes_nothing)
 	cr_assert(eq(int, lb_cpubatch_add(blind, &b, &b.node, 1), 0));
 	snap(before);
 	cr_assert(eq(int, lb_cpubatch_settle(NULL, &o, &o.node, 1), -EINVAL));
-	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, NULL, &o.node, 1), -EINVAL));
-	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, NULL, 1), -EINVAL));
-	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node, -1), -EINVAL));
-	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node, LONG_MIN), -EINVAL));
-	cr_assert(eq(int, lb_cpubatch_settle_held(backend_fixture.pc, &o, &o.node, 1, -3), -EINVAL));
-	cr_assert(eq(int, lb_cpubatch_settle_held(backend_fixture.pc, &o, &o.node, LONG_MAX, 1),
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, NULL, &o.node,
+					     1), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, NULL, 1),
+		     -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node,
+					     -1), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node,
+					     LONG_MIN), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_settle_held(backend_fixture.pc, &o,
+						  &o.node, 1, -3), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_settle_held(backend_fixture.pc, &o,
+						  &o.node, LONG_MAX, 1),
 		     -EINVAL), "overflow");
-	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &never, &never.node, 1), -ENOENT));
-	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &f, &f.node, 1), -EXDEV));
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &never,
+					     &never.node, 1), -ENOENT));
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &f, &f.node,
+					     1), -EXDEV));
 	cr_assert(eq(int, lb_cpubatch_settle(blind, &b, &b.node, 1), -EOPNOTSUPP));
 	assert_unchanged(before, "bad input");
 	cr_assert(eq(u32, o.node.slot, 4), "still cached");
-	cr_assert(eq(u64, backend_stats().drain.settled + backend_stats().drain.drained +
+	cr_assert(eq(u64,
+		     backend_stats().drain.settled + backend_stats().drain.drained +
 		     backend_stats().drain.busy, 0), "no outcome counted");
 	cr_assert(eq(uint, backend_commits(&f) + backend_commits(&b), 0));
 	cr_assert(eq(int, lb_cpubatch_destroy(other), 0));
@@ -182,7 +203,8 @@ Test(settle, bad_input_changes_nothing)
 	cr_assert(eq(uint, backend_commits(&o), 1), "nothing lost");
 	cr_assert(eq(uint, backend_commits(&f), 1));
 	cr_assert(eq(uint, backend_commits(&b), 1));
-	cr_assert(eq(long, backend_refcount(&o) + backend_refcount(&f) + backend_refcount(&b), 3));
+	cr_assert(eq(long,
+		     backend_refcount(&o) + backend_refcount(&f) + backend_refcount(&b), 3));
 }
 
 /*
@@ -193,7 +215,8 @@ Test(settle, bad_input_changes_nothing)
  */
 static int in_after, release_after, release_on_wait;
 
-static void hold_after(struct backend_fixture *f, struct test_backend *be, void **objs, unsigned int n)
+static void hold_after(struct backend_fixture *f, struct test_backend *be,
+		       void **objs, unsigned int n)
 {
 	__atomic_store_n(&in_after, 1, __ATOMIC_RELEASE);
 	for (;;) {
@@ -221,7 +244,8 @@ static void start_in_flight(struct test_obj *o, pthread_t *t, int on_wait)
 	while (!__atomic_load_n(&in_after, __ATOMIC_ACQUIRE))
 		sched_yield();
 	cr_assert(eq(u32, o->node.slot, 0));
-	cr_assert(eq(long, backend_refcount(o), 2), "the batch's reference is in flight");
+	cr_assert(eq(long, backend_refcount(o), 2),
+		  "the batch's reference is in flight");
 }
 
 /*
@@ -250,7 +274,8 @@ Test(settle, waits_for_the_flush_in_flight)
 			break;
 	}
 	cr_assert(eq(int, rc, LB_SETTLED), "never SETTLED in %u attempts", attempt - 1);
-	cr_assert(eq(u64, backend_stats().total.flushes[LB_FLUSH_DRAIN_OBJ], attempt),
+	cr_assert(eq(u64, backend_stats().total.flushes[LB_FLUSH_DRAIN_OBJ],
+		     attempt),
 		  "the only flushes are the other thread's");
 	cr_assert(eq(uint, backend_commits(&o), attempt));
 }
@@ -266,15 +291,18 @@ Test(settle, gives_up_after_the_bound)
 	start_in_flight(&o, &t, 0);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	t0 = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node, 1), LB_BUSY));
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node,
+					     1), LB_BUSY));
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	cr_assert(ge(u64, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec - t0,
 		     LB_CPUBATCH_SETTLE_WAIT_NS), "BUSY only after the full wait");
 	cr_assert(eq(u64, backend_stats().drain.settle_waits, 1));
 	__atomic_store_n(&release_after, 1, __ATOMIC_RELEASE);
 	pthread_join(t, NULL);
-	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node, 1), LB_SETTLED),
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node,
+					     1), LB_SETTLED),
 		  "the retry succeeds once the flush is done");
-	cr_assert(eq(u64, backend_stats().total.flushes[LB_FLUSH_DRAIN_OBJ], 1));
+	cr_assert(eq(u64, backend_stats().total.flushes[LB_FLUSH_DRAIN_OBJ],
+		     1));
 	backend_fixture.on_after = NULL;
 }

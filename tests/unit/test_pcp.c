@@ -63,12 +63,15 @@ Test(pcp, bad_input_loses_nothing)
 	cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &o), 0));
 	before = cached_units();
 	x = o;
-	cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 4, &x), -EINVAL), "order above max");
+	cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 4, &x), -EINVAL),
+		  "order above max");
 	cr_assert(eq(ptr, x, o), "*out touched on error");
 	cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, NULL), -EINVAL));
 	cr_assert(eq(int, lb_pcp_alloc(NULL, 0, &x), -EINVAL));
-	cr_assert(eq(int, lb_pcp_free(pcp_cache, NULL, 0), -EINVAL), "free NULL");
-	cr_assert(eq(int, lb_pcp_free(pcp_cache, o, 4), -EINVAL), "free order above max");
+	cr_assert(eq(int, lb_pcp_free(pcp_cache, NULL, 0), -EINVAL),
+		  "free NULL");
+	cr_assert(eq(int, lb_pcp_free(pcp_cache, o, 4), -EINVAL),
+		  "free order above max");
 	cr_assert(eq(int, lb_pcp_free(NULL, o, 0), -EINVAL));
 	cr_assert(eq(u64, cached_units(), before), "state changed on error");
 	cr_assert(eq(int, lb_pcp_free(pcp_cache, o, 0), 0));
@@ -90,7 +93,8 @@ Test(pcp, debug_double_free_is_refused)
 	cr_assert(eq(int, lb_pcp_create(&pcp_cache, &c), 0));
 	cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 1, &o), 0));
 	cr_assert(eq(int, lb_pcp_free(pcp_cache, o, 1), 0));
-	cr_assert(eq(int, lb_pcp_free(pcp_cache, o, 1), -EEXIST), "double free accepted");
+	cr_assert(eq(int, lb_pcp_free(pcp_cache, o, 1), -EEXIST),
+		  "double free accepted");
 	pcp_env.cpu = 1;
 	cr_assert(eq(int, lb_pcp_free(pcp_cache, o, 1), -EEXIST),
 		  "double free from another slot accepted");
@@ -261,8 +265,10 @@ Test(pcp, error_precedence)
 	before = cached_units();
 	/* o is cached: -EEXIST only once the arguments are valid. */
 	cr_assert(eq(int, lb_pcp_free(NULL, o, 0), -EINVAL));
-	cr_assert(eq(int, lb_pcp_free(pcp_cache, o, 4), -EINVAL), "range before state");
-	cr_assert(eq(int, lb_pcp_free(pcp_cache, buf + 1, 0), -EINVAL), "misaligned");
+	cr_assert(eq(int, lb_pcp_free(pcp_cache, o, 4), -EINVAL),
+		  "range before state");
+	cr_assert(eq(int, lb_pcp_free(pcp_cache, buf + 1, 0), -EINVAL),
+		  "misaligned");
 	cr_assert(eq(int, lb_pcp_free(NULL, NULL, 99), -EINVAL));
 	cr_assert(eq(int, lb_pcp_free(pcp_cache, o, 0), -EEXIST));
 	cr_assert(eq(int, lb_pcp_alloc(NULL, 99, NULL), -EINVAL));
@@ -352,12 +358,14 @@ Test(pcp, tick_follows_the_injected_clock)
 	struct lb_pcp_stats st;
 
 	make(LB_PCP_TUNE_LINUX, 8, 32, 256);
-	cr_assert(eq(int, lb_pcp_tick(pcp_cache), 0), "decayed before an interval");
+	cr_assert(eq(int, lb_pcp_tick(pcp_cache), 0),
+		  "decayed before an interval");
 	pcp_env.now = 999999999ull;
 	cr_assert(eq(int, lb_pcp_tick(pcp_cache), 0));
 	pcp_env.now = 1000000000ull;
 	cr_assert(eq(int, lb_pcp_tick(pcp_cache), 1));
-	cr_assert(eq(int, lb_pcp_tick(pcp_cache), 0), "two decays in one interval");
+	cr_assert(eq(int, lb_pcp_tick(pcp_cache), 0),
+		  "two decays in one interval");
 	pcp_env.now = 5000000000ull;
 	cr_assert(eq(int, lb_pcp_tick(pcp_cache), 1), "one decay per call");
 	lb_pcp_stats(pcp_cache, &st, NULL, 0);
@@ -373,7 +381,8 @@ Test(pcp, decay_thread_runs_on_the_injected_clock)
 	cr_assert(eq(int, lb_pcp_decay_thread_start(pcp_cache), 0));
 	cr_assert(eq(int, lb_pcp_decay_thread_start(pcp_cache), -EEXIST));
 	for (i = 1; i <= 3; i++) {
-		__atomic_store_n(&pcp_env.now, i * 1000000000ull, __ATOMIC_RELEASE);
+		__atomic_store_n(&pcp_env.now, i * 1000000000ull,
+				 __ATOMIC_RELEASE);
 		do {
 			sched_yield();
 			lb_pcp_stats(pcp_cache, &st, NULL, 0);

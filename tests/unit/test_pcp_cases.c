@@ -60,7 +60,8 @@ static void c05(enum lb_pcp_tuner t)
 	bound = (int)ceil(log((double)s.high / s.high_min) / log(8.0 / 7)) + 2;
 	cr_assert(eq(int, lb_pcp_decay_thread_start(pcp_cache), 0));
 	for (tick = 1; tick <= bound; tick++) {
-		__atomic_store_n(&pcp_env.now, tick * 1000000000ull, __ATOMIC_RELEASE);
+		__atomic_store_n(&pcp_env.now, tick * 1000000000ull,
+				 __ATOMIC_RELEASE);
 		do {
 			sched_yield();
 			lb_pcp_stats(pcp_cache, &st, NULL, 0);
@@ -144,10 +145,12 @@ static void c08(enum lb_pcp_tuner t)
 	for (round = 0; round < 40; round++) {
 		pcp_env.cpu = 0;
 		for (i = 0; i < k; i++)
-			cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &objs[i]), 0));
+			cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &objs[i]),
+				     0));
 		pcp_env.cpu = 1;
 		for (i = 0; i < k; i++)
-			cr_assert(eq(int, lb_pcp_free(pcp_cache, objs[i], 0), 0));
+			cr_assert(eq(int, lb_pcp_free(pcp_cache, objs[i], 0),
+				     0));
 	}
 	lb_pcp_stats(pcp_cache, &st, NULL, 0);
 	cr_assert(ge(u64, st.total.refill_units + st.total.flush_units,
@@ -191,16 +194,19 @@ static void c11(enum lb_pcp_tuner t, int n)
 	for (i = 0; i < 2000; i++)
 		cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &objs[i]), 0));
 	for (i = 0; i < 1000; i++)
-		cr_assert(eq(int, lb_pcp_free(pcp_cache, objs[1000 + i], 0), 0));
+		cr_assert(eq(int, lb_pcp_free(pcp_cache, objs[1000 + i], 0),
+			     0));
 	s0 = slot_stats(0);
 	for (cyc = 0; ops < 10000; cyc++) {
 		for (i = 0; i < n; i++, ops++) {
-			cr_assert(eq(int, lb_pcp_free(pcp_cache, objs[i], 0), 0));
+			cr_assert(eq(int, lb_pcp_free(pcp_cache, objs[i], 0),
+				     0));
 			cr_assert(gt(int, state(0).count, 0),
 				  "%s n=%d: flushed to empty", lb_pcp_tuner_name(t), n);
 		}
 		for (i = 0; i < n; i++, ops++)
-			cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &objs[i]), 0));
+			cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &objs[i]),
+				     0));
 	}
 	s1 = slot_stats(0);
 	cr_assert(eq(u64, s1.refills, s0.refills), "%s n=%d: %llu refills",

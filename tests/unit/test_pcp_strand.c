@@ -95,7 +95,8 @@ static void c16(enum lb_pcp_tuner t)
 	cr_assert(eq(int, lb_pcp_free(pcp_cache, x, 0), 0));
 	cr_assert(eq(int, state(2).count, 1), "setup: slot 2 caches it");
 	pcp_env.cpu = 3;
-	cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &y), 0), "%s: stranded in slot 2",
+	cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &y), 0),
+		  "%s: stranded in slot 2",
 		  lb_pcp_tuner_name(t));
 	cr_assert(eq(ptr, y, x));
 	s3 = slot_stats(3);
@@ -145,7 +146,8 @@ Test(pcp_strand, c16_adaptive_steal_leftover_is_reachable)
 	cr_assert(eq(int, state(1).count, 24), "setup: slot 1 holds the pool");
 	pcp_env.cpu = 2;
 	for (i = 0; i < 24; i++)
-		cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &o[i]), 0), "object %d", i);
+		cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &o[i]), 0),
+			  "object %d", i);
 	cr_assert(ge(u64, slot_stats(2).steals, 1));
 	cr_assert(eq(u64, slot_stats(2).retries, 1));
 	assert_holds_add_up();
@@ -184,7 +186,8 @@ static uint64_t c17(enum lb_pcp_tuner t, unsigned int visited,
 	for (s = visited; s-- > 0;) {
 		pcp_env.cpu = (int)s;
 		for (i = 0; i < 5; i++)
-			cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &o[i]), 0));
+			cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &o[i]),
+				     0));
 		for (i = 0; i < 5; i++)
 			cr_assert(eq(int, lb_pcp_free(pcp_cache, o[i], 0), 0));
 	}
@@ -295,7 +298,8 @@ static void c18_decay(enum lb_pcp_tuner t, int lo, int hi)
 
 	make(t, 2, lo, hi);
 	for (i = 0; i < 7; i++)
-		cr_assert(eq(int, lb_pcp_alloc(pcp_cache, orders[i], &o[i]), 0));
+		cr_assert(eq(int, lb_pcp_alloc(pcp_cache, orders[i], &o[i]),
+			     0));
 	for (i = 0; i < 7; i++)
 		cr_assert(eq(int, lb_pcp_free(pcp_cache, o[i], orders[i]), 0));
 	for (tick = 0; tick < 6; tick++) {
@@ -344,8 +348,10 @@ Test(pcp_strand, c19_debug_refill_never_hands_out_a_cached_object)
 	pcp_env.cpu = 1;
 	cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &x), 0));
 	cr_assert(eq(int, lb_pcp_free(pcp_cache, x, 0), 0));
-	cr_assert(eq(long, lb_pcp_drain(pcp_cache, 1), 1), "first copy to the back-end");
-	cr_assert(eq(int, lb_pcp_free(pcp_cache, x, 0), 0), "second copy cached");
+	cr_assert(eq(long, lb_pcp_drain(pcp_cache, 1), 1),
+		  "first copy to the back-end");
+	cr_assert(eq(int, lb_pcp_free(pcp_cache, x, 0), 0),
+		  "second copy cached");
 	cr_assert(eq(int, state(1).count, 1));
 	pcp_env.cpu = 0;
 	cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &y), 0));
