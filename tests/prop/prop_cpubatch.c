@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
@@ -113,6 +114,44 @@ static int model_add(struct model *m, unsigned int s, unsigned int id,
 		return 0;
 	model_flush(m, s, (enum lb_flush_cause)cause);
 	return 1;
+}
+
+/*
+ * Real-CPU variant: no injected source, a slot per CPU id and then some
+ * (the rseq path where the process has it), and the thread pinned to the
+ * CPU an operation is to run on, so the model knows the slot.
+ */
+static int real_cpu;
+static cpu_set_t real_set;
+
+static void real_init(void)
+{
+	if (lb_cpu_count() + 2 > MAX_SLOTS)
+		cr_skip_test("more CPUs than the model has slots");
+	cr_assert(eq(int, sched_getaffinity(0, sizeof(real_set), &real_set),
+		     0));
+}
+
+static int real_pin(int cpu)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	cr_assert(eq(int, sched_setaffinity(0, sizeof(one), &one), 0));
+	return cpu;
+}
+
+/* A CPU this thread may run on, below lb_cpu_count(), pinned. */
+static int real_random_cpu(struct lb_rng *rng)
+{
+	int n = (int)lb_cpu_count(), c;
+
+	for (;;) {
+		c = (int)lb_rng_below(rng, (uint32_t)n);
+		if (CPU_ISSET(c, &real_set))
+			return real_pin(c);
+	}
 }
 
 static int random_cpu(struct lb_rng *rng, unsigned int nr_slots)
@@ -236,6 +275,8 @@ static void setup_seed(struct lb_rng *rng, enum lb_cpubatch_mode mode, int ones,
 	ops.backend_of = backend_of;
 	M.mode = mode;
 	M.nr_slots = 1 + lb_rng_below(rng, MAX_SLOTS);
+	if (real_cpu)
+		M.nr_slots = lb_cpu_count() + lb_rng_below(rng, 3);
 	M.max_nr = lb_rng_below(rng, LB_WBATCH_MAX + 1);	/* 0: default */
 	M.max_weight = lb_rng_below(rng, 65);			/* 0: default */
 	M.nr_be = 1 + lb_rng_below(rng, 3);
@@ -247,8 +288,10 @@ static void setup_seed(struct lb_rng *rng, enum lb_cpubatch_mode mode, int ones,
 		ops.backend_of = NULL;
 	conf = (struct lb_cpubatch_conf){
 		.nr_slots = M.nr_slots, .mode = M.mode, .max_nr = M.max_nr,
-		.max_weight = M.max_weight, .ops = &ops, .backend = &backend_fixture.be[0],
-		.cpu_fn = backend_cpu_of_arg, .cpu_arg = &cpu_id,
+		.max_weight = M.max_weight, .ops = &ops,
+		.backend = &backend_fixture.be[0],
+		.cpu_fn = real_cpu ? NULL : backend_cpu_of_arg,
+		.cpu_arg = &cpu_id,
 	};
 	cr_assert(eq(int, lb_cpubatch_create(pc, &conf), 0));
 	/* What the zero defaults and the modes make of the caps. */
@@ -275,7 +318,8 @@ static void run_seed(uint64_t seed, enum lb_cpubatch_mode mode, int ones)
 	for (op = 0; op < OPS_PER_SEED; op++) {
 		int want, rc;
 
-		cpu_id = random_cpu(&rng, M.nr_slots);
+		cpu_id = real_cpu ? real_random_cpu(&rng) :
+				    random_cpu(&rng, M.nr_slots);
 		s = fold(cpu_id, M.nr_slots);
 		if (lb_rng_below(&rng, 8) == 0) {
 			want = (int)M.slot[s].nr;
@@ -303,6 +347,11 @@ static void run_seed(uint64_t seed, enum lb_cpubatch_mode mode, int ones)
 	/* A final drain of every slot: each accepted add committed once. */
 	for (s = 0; s < M.nr_slots; s++) {
 		cpu_id = (int)s;
+		if (real_cpu) {
+			if (s >= lb_cpu_count() || !CPU_ISSET(s, &real_set))
+				continue;	/* never used: empty */
+			real_pin((int)s);
+		}
 		if (M.slot[s].nr)
 			model_flush(&M, s, LB_FLUSH_DRAIN_LOCAL);
 		lb_cpubatch_drain_local(pc);
@@ -322,6 +371,15 @@ static void run_seed(uint64_t seed, enum lb_cpubatch_mode mode, int ones)
 	}
 	cr_assert(eq(u64, backend_fixture.gets, backend_fixture.puts),
 		  LB_SEED_FMT, LB_SEED_ARGS(seed));
+	if (real_cpu) {
+		struct lb_cpubatch_stats st;
+
+		lb_cpubatch_stats(pc, &st, NULL, 0);
+		/* A batch of one (BASELINE, max_nr 1) stays on the lock path. */
+		cr_assert(eq(int, st.path, M.max_nr > 1 ? lb_cpu_path() :
+						      LB_CPU_PATH_LOCK));
+		sched_setaffinity(0, sizeof(real_set), &real_set);
+	}
 	cr_assert(eq(int, lb_cpubatch_destroy(pc), 0));
 	cr_assert(eq(u64, backend_fixture.nr_log, M.nr_log),
 		  "destroy found more: "
@@ -352,5 +410,20 @@ Test(prop_cpubatch, random_ops_match_model, .timeout = 30)
  */
 Test(prop_cpubatch, weight_one_is_folio_batch, .timeout = 30)
 {
+	run_seeds(1);
+}
+
+/* Both again on the real CPU: the rseq path where the process has it. */
+Test(prop_cpubatch, random_ops_match_model_real_cpu, .timeout = 30)
+{
+	real_init();
+	real_cpu = 1;
+	run_seeds(0);
+}
+
+Test(prop_cpubatch, weight_one_is_folio_batch_real_cpu, .timeout = 30)
+{
+	real_init();
+	real_cpu = 1;
 	run_seeds(1);
 }
