@@ -8,29 +8,18 @@
 
 #include <lockbatch/lock.h>
 #include <lockbatch/cpubatch.h>
-
-static void nop(void *p)
-{
-	(void)p;
-}
-
-static void nop_commit(void *be, void **objs, unsigned int n)
-{
-	(void)be;
-	(void)objs;
-	(void)n;
-}
+#include "common/backend.h"
 
 int main(void)
 {
-	static const struct lb_backend_ops ops = {
-		.lock = nop, .unlock = nop, .commit = nop_commit,
-	};
-	struct lb_cpubatch_conf conf = { .mode = LB_CPUBATCH_WEIGHTED, .ops = &ops };
+	struct lb_cpubatch_conf conf = backend_conf(0, LB_CPUBATCH_WEIGHTED, 0,
+						    0, &backend_ops);
 	struct lb_cpubatch_stats st;
 	struct lb_cpubatch *pc;
 
-	if (lb_cpubatch_create(&pc, &conf) || lb_cpubatch_stats(pc, &st, NULL, 0) < 0)
+	conf.cpu_fn = NULL;	/* the default source is what is printed */
+	if (backend_init() || lb_cpubatch_create(&pc, &conf) ||
+	    lb_cpubatch_stats(pc, &st, NULL, 0) < 0)
 		return 2;
 	if (st.cpu_src != lb_cpu_source()) {
 		fprintf(stderr, "stats say %s, lb_cpu_source() says %s\n",
@@ -39,5 +28,5 @@ int main(void)
 		return 1;
 	}
 	printf("%s\n", lb_cpu_source_name(st.cpu_src));
-	return lb_cpubatch_destroy(pc) ? 1 : 0;
+	return lb_cpubatch_destroy(pc) || backend_teardown() ? 1 : 0;
 }

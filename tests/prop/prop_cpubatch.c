@@ -18,7 +18,7 @@
 
 #include <lockbatch/cpubatch.h>
 #include "../common/prng.h"
-#include "../common/rec_backend.h"
+#include "../common/backend.h"
 
 #define NOBJ 512
 #define MAX_SLOTS 8
@@ -45,12 +45,11 @@ struct model {
 	int cached_in[NOBJ];		/* slot, or -1 */
 	unsigned int adds[NOBJ];	/* accepted adds per object */
 	unsigned long nr_log;
-	unsigned int log[REC_LOG_MAX];	/* what the back-end must receive */
+	unsigned int log[BACKEND_LOG_MAX];	/* what the back-end must receive */
 	unsigned long locks;		/* back-end lock acquisitions */
 };
 
-static struct rec R;
-static struct rec_obj O[NOBJ];
+static struct test_obj O[NOBJ];
 static struct model M;
 static int cpu_id;
 static unsigned long log_checked;	/* commits compared so far */
@@ -215,20 +214,21 @@ static void check(struct lb_cpubatch *pc, uint64_t seed, unsigned int op)
 	struct lb_cpubatch_stats t;
 	unsigned int s, c, i;
 
-	cr_assert(eq(u64, R.errors, 0), "%s at op %u: " LB_SEED_FMT,
-		  R.first_error, op, LB_SEED_ARGS(seed));
-	cr_assert(eq(u64, R.nr_log, M.nr_log),
+	cr_assert(eq(u64, backend_fixture.errors, 0),
+		  "%s at op %u: " LB_SEED_FMT,
+		  backend_fixture.first_error, op, LB_SEED_ARGS(seed));
+	cr_assert(eq(u64, backend_fixture.nr_log, M.nr_log),
 		  "objects committed at op %u: " LB_SEED_FMT, op,
 		  LB_SEED_ARGS(seed));
 	for (i = log_checked; i < M.nr_log; i++)
-		cr_assert(eq(u32, R.log[i], M.log[i]),
+		cr_assert(eq(u32, backend_fixture.log[i], M.log[i]),
 			  "commit %u at op %u: " LB_SEED_FMT, i, op,
 			  LB_SEED_ARGS(seed));
 	log_checked = M.nr_log;
-	cr_assert(eq(u64, R.locks, M.locks),
+	cr_assert(eq(u64, backend_fixture.locks, M.locks),
 		  "back-end locks at op %u: " LB_SEED_FMT, op,
 		  LB_SEED_ARGS(seed));
-	cr_assert(le(u32, R.max_run, M.max_nr),
+	cr_assert(le(u32, backend_fixture.max_run, M.max_nr),
 		  "a committed batch over the entry cap: " LB_SEED_FMT,
 		  LB_SEED_ARGS(seed));
 	lb_cpubatch_stats(pc, &t, st, MAX_SLOTS);
@@ -267,10 +267,12 @@ static void setup_seed(struct lb_rng *rng, enum lb_cpubatch_mode mode, int ones,
 	struct lb_cpubatch_conf conf;
 	unsigned int i;
 
-	rec_init(&R);
+	cr_assert(eq(int, backend_init(), 0));
 	memset(&M, 0, sizeof(M));
 	log_checked = 0;
-	ops = rec_ops();
+	backend_fixture.one_thread = true;
+	ops = backend_ops;
+	ops.backend_of = backend_of;
 	M.mode = mode;
 	M.nr_slots = 1 + lb_rng_below(rng, MAX_SLOTS);
 	if (real_cpu)
@@ -286,8 +288,10 @@ static void setup_seed(struct lb_rng *rng, enum lb_cpubatch_mode mode, int ones,
 		ops.backend_of = NULL;
 	conf = (struct lb_cpubatch_conf){
 		.nr_slots = M.nr_slots, .mode = M.mode, .max_nr = M.max_nr,
-		.max_weight = M.max_weight, .ops = &ops, .backend = &R.be[0],
-		.cpu_fn = real_cpu ? NULL : rec_cpu_fn, .cpu_arg = &cpu_id,
+		.max_weight = M.max_weight, .ops = &ops,
+		.backend = &backend_fixture.be[0],
+		.cpu_fn = real_cpu ? NULL : backend_cpu_of_arg,
+		.cpu_arg = &cpu_id,
 	};
 	cr_assert(eq(int, lb_cpubatch_create(pc, &conf), 0));
 	/* What the zero defaults and the modes make of the caps. */
@@ -298,7 +302,7 @@ static void setup_seed(struct lb_rng *rng, enum lb_cpubatch_mode mode, int ones,
 	if (M.mode == LB_CPUBATCH_BASELINE)
 		M.max_nr = 1;
 	for (i = 0; i < NOBJ; i++) {
-		rec_obj_init(&O[i], &R, i, lb_rng_below(rng, M.nr_be), 0);
+		backend_obj_init_at(&O[i], i, lb_rng_below(rng, M.nr_be), 0);
 		M.cached_in[i] = -1;
 	}
 }
@@ -361,10 +365,12 @@ static void run_seed(uint64_t seed, enum lb_cpubatch_mode mode, int ones)
 	for (i = 0; i < NOBJ; i++) {
 		cr_assert(eq(u32, O[i].commits, M.adds[i]),
 			  "object %u: " LB_SEED_FMT, i, LB_SEED_ARGS(seed));
-		cr_assert(eq(int, O[i].refs, 0), "object %u: " LB_SEED_FMT, i,
+		cr_assert(eq(long, backend_batch_refs(&O[i]), 0),
+			  "object %u: " LB_SEED_FMT, i,
 			  LB_SEED_ARGS(seed));
 	}
-	cr_assert(eq(u64, R.gets, R.puts), LB_SEED_FMT, LB_SEED_ARGS(seed));
+	cr_assert(eq(u64, backend_fixture.gets, backend_fixture.puts),
+		  LB_SEED_FMT, LB_SEED_ARGS(seed));
 	if (real_cpu) {
 		struct lb_cpubatch_stats st;
 
@@ -375,7 +381,8 @@ static void run_seed(uint64_t seed, enum lb_cpubatch_mode mode, int ones)
 		sched_setaffinity(0, sizeof(real_set), &real_set);
 	}
 	cr_assert(eq(int, lb_cpubatch_destroy(pc), 0));
-	cr_assert(eq(u64, R.nr_log, M.nr_log), "destroy found more: "
+	cr_assert(eq(u64, backend_fixture.nr_log, M.nr_log),
+		  "destroy found more: "
 		  LB_SEED_FMT, LB_SEED_ARGS(seed));
 }
 

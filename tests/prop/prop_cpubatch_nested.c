@@ -17,6 +17,7 @@
 #include <criterion/new/assert.h>
 
 #include <lockbatch/cpubatch.h>
+#include "../common/backend.h"
 #include "../common/prng.h"
 
 #define NINST 4
@@ -31,56 +32,44 @@ static const uint64_t seeds[] = {
 
 enum readd_from { FROM_COMMIT, FROM_AFTER, FROM_PUT, FROM_NR };
 
+/* A fixture object (first member: the callbacks get its address). */
 struct nobj {
-	struct lb_node node;
-	unsigned int id;
+	struct test_obj t;
 	unsigned int hops;		/* re-adds still to make */
 	unsigned int route[MAX_HOPS];	/* instance of each re-add */
 	enum readd_from from;		/* which callback re-adds it */
 	unsigned int readd_pending;	/* committed, re-add not made yet */
-	long refs;			/* batch references (get - put) */
 	unsigned int adds[NINST];	/* accepted adds (the model) */
 	unsigned int commits[NINST];	/* commits by each back-end */
 };
 
-struct nbe {
-	unsigned int idx;
+/* Instance i batches into the fixture's back-end i. */
+struct ninst {
 	struct lb_cpubatch *pc;
 	unsigned int nr_slots;
-	int held;
 };
 
-static struct nbe BE[NINST];
+static struct ninst BE[NINST];
 static struct nobj OB[NOBJ];
 static struct lb_rng rng;
 static uint64_t cur_seed;
-static int cpu_id;
 static int locks_held;		/* back-end locks held on this thread */
 static unsigned long eagain, edeadlk, eloop, nested_drains;
 
-static int cpu_fn(void *arg)
+/* The rule this test is about: no back-end lock taken under another. */
+static void nested_lock(void *p)
 {
-	(void)arg;
-	return cpu_id;
-}
-
-static void be_lock(void *p)
-{
-	struct nbe *b = p;
-
-	cr_assert(not(b->held), "back-end %u locked twice: " LB_SEED_FMT,
-		  b->idx, LB_SEED_ARGS(cur_seed));
 	cr_assert(eq(int, locks_held, 0),
 		  "an add took a back-end lock under another: " LB_SEED_FMT,
 		  LB_SEED_ARGS(cur_seed));
-	b->held = 1;
+	backend_lock(p);
 	locks_held++;
 }
 
-static void be_unlock(void *p)
+static void nested_unlock(void *p)
 {
-	((struct nbe *)p)->held = 0;
 	locks_held--;
+	backend_unlock(p);
 }
 
 /* Add @o to instance @i; the model counts the add when it was accepted. */
@@ -88,8 +77,10 @@ static int nadd(struct nobj *o, unsigned int i)
 {
 	int rc;
 
-	cpu_id = (int)lb_rng_below(&rng, MAX_SLOTS + 2) - 1;
-	rc = lb_cpubatch_add(BE[i].pc, o, &o->node, 1 + lb_rng_below(&rng, 4));
+	backend_set_cpu((int)lb_rng_below(&rng, MAX_SLOTS + 2) - 1);
+	o->t.be = i;
+	rc = lb_cpubatch_add(BE[i].pc, o, &o->t.node,
+			     1 + lb_rng_below(&rng, 4));
 	if (rc >= 0) {
 		o->adds[i]++;
 		return rc;
@@ -109,15 +100,16 @@ static void readd(struct nobj *o, enum readd_from where)
 	nadd(o, o->route[o->hops]);
 }
 
-static void be_commit(void *p, void **objs, unsigned int n)
+static void nested_commit(struct backend_fixture *f, struct test_backend *be,
+			  void **objs, unsigned int n)
 {
-	struct nbe *b = p;
 	unsigned int k;
 
+	(void)f;
 	for (k = 0; k < n; k++) {
 		struct nobj *o = objs[k];
 
-		o->commits[b->idx]++;
+		o->commits[be->idx]++;
 		if (o->hops)
 			o->readd_pending = 1;
 		readd(o, FROM_COMMIT);
@@ -125,12 +117,13 @@ static void be_commit(void *p, void **objs, unsigned int n)
 }
 
 /* Re-adds, and now and then a drain of another instance. */
-static void be_after(void *p, void **objs, unsigned int n)
+static void nested_after(struct backend_fixture *f, struct test_backend *be,
+			 void **objs, unsigned int n)
 {
-	struct nbe *b = p;
 	unsigned int k, j;
 	int rc;
 
+	(void)f;
 	for (k = 0; k < n; k++)
 		readd(objs[k], FROM_AFTER);
 	if (lb_rng_below(&rng, 4))
@@ -138,7 +131,7 @@ static void be_after(void *p, void **objs, unsigned int n)
 	j = lb_rng_below(&rng, NINST);
 	rc = lb_rng_below(&rng, 2) ? lb_cpubatch_drain_local(BE[j].pc) :
 				     lb_cpubatch_drain_all(BE[j].pc);
-	if (j == b->idx)
+	if (j == be->idx)
 		cr_assert(eq(int, rc, -EDEADLK), "own instance: " LB_SEED_FMT,
 			  LB_SEED_ARGS(cur_seed));
 	nested_drains++;
@@ -148,30 +141,31 @@ static void be_after(void *p, void **objs, unsigned int n)
 		eloop++;
 	else
 		cr_assert(ge(int, rc, 0), "drain of %u from %u's after: %d: "
-			  LB_SEED_FMT, j, b->idx, rc, LB_SEED_ARGS(cur_seed));
+			  LB_SEED_FMT, j, be->idx, rc, LB_SEED_ARGS(cur_seed));
 }
 
-static void be_get(void *obj)
+/* The fixture's put, then a re-add: the object is free to go again. */
+static void nested_put(void *obj)
 {
-	((struct nobj *)obj)->refs++;
+	backend_put(obj);
+	readd(obj, FROM_PUT);
 }
 
-static void be_put(void *obj)
+/*
+ * The fixture's back-end with two additions: lock() asserts no other
+ * back-end lock is held (the rule under test; the fixture checks each
+ * lock on its own), and put() re-adds.
+ */
+static struct lb_backend_ops nested_ops(void)
 {
-	struct nobj *o = obj;
+	struct lb_backend_ops ops = backend_ops;
 
-	o->refs--;
-	readd(o, FROM_PUT);
+	ops.lock = nested_lock;
+	ops.unlock = nested_unlock;
+	ops.put = nested_put;
+	ops.refcount = NULL;
+	return ops;
 }
-
-static const struct lb_backend_ops ops = {
-	.lock = be_lock,
-	.unlock = be_unlock,
-	.commit = be_commit,
-	.after = be_after,
-	.get = be_get,
-	.put = be_put,
-};
 
 /* The model, then the stats identities of every instance. */
 static void check(unsigned int op)
@@ -194,7 +188,7 @@ static void check(unsigned int op)
 				  "object %u back-end %u op %u: " LB_SEED_FMT,
 				  k, i, op, LB_SEED_ARGS(cur_seed));
 			cr_assert(le(u32, waiting, 1));
-			cr_assert(o->refs >= (long)waiting);
+			cr_assert(backend_batch_refs(&o->t) >= (long)waiting);
 		}
 	}
 	for (i = 0; i < NINST; i++) {
@@ -228,25 +222,27 @@ static void check(unsigned int op)
 
 static void setup(void)
 {
+	static struct lb_backend_ops ops;
 	unsigned int i, k, h;
 
+	cr_assert(eq(int, backend_init(), 0));
+	backend_fixture.one_thread = true;
+	backend_fixture.on_commit = nested_commit;
+	backend_fixture.on_after = nested_after;
+	ops = nested_ops();
 	for (i = 0; i < NINST; i++) {
-		struct lb_cpubatch_conf conf = {
-			.nr_slots = 1 + lb_rng_below(&rng, MAX_SLOTS),
-			.mode = LB_CPUBATCH_WEIGHTED,
-			.max_nr = 1 + lb_rng_below(&rng, 6),
-			.max_weight = 2 + lb_rng_below(&rng, 12),
-			.ops = &ops,
-			.backend = &BE[i],
-			.cpu_fn = cpu_fn,
-		};
+		struct lb_cpubatch_conf conf = backend_conf(
+			1 + lb_rng_below(&rng, MAX_SLOTS), LB_CPUBATCH_WEIGHTED,
+			1 + lb_rng_below(&rng, 6), 2 + lb_rng_below(&rng, 12),
+			&ops);
 
-		BE[i] = (struct nbe){ .idx = i, .nr_slots = conf.nr_slots };
+		conf.backend = &backend_fixture.be[i];
+		BE[i] = (struct ninst){ .nr_slots = conf.nr_slots };
 		cr_assert(eq(int, lb_cpubatch_create(&BE[i].pc, &conf), 0));
 	}
 	memset(OB, 0, sizeof(OB));
 	for (k = 0; k < NOBJ; k++) {
-		OB[k].id = k;
+		backend_obj_init(&OB[k].t, k);
 		OB[k].from = (enum readd_from)lb_rng_below(&rng, FROM_NR);
 		for (h = 0; h < MAX_HOPS; h++)
 			OB[k].route[h] = lb_rng_below(&rng, NINST);
@@ -288,18 +284,18 @@ static void run_seed(uint64_t seed)
 		o = &OB[lb_rng_below(&rng, NOBJ)];
 		switch (lb_rng_below(&rng, 8)) {
 		case 0:
-			cpu_id = (int)lb_rng_below(&rng, MAX_SLOTS);
+			backend_set_cpu((int)lb_rng_below(&rng, MAX_SLOTS));
 			cr_assert(ge(int, lb_cpubatch_drain_local(BE[i].pc), 0));
 			break;
 		case 1:
-			rc = lb_cpubatch_drain_obj(BE[i].pc, &o->node);
+			rc = lb_cpubatch_drain_obj(BE[i].pc, &o->t.node);
 			cr_assert(rc >= 0 || rc == -EXDEV, "drain_obj: %d", rc);
 			break;
 		case 2:
 			cr_assert(ge(int, lb_cpubatch_drain_all(BE[i].pc), 0));
 			break;
 		default:
-			if (o->node.slot)
+			if (o->t.node.slot)
 				break;	/* cached: the add would be -EEXIST */
 			o->hops = lb_rng_below(&rng, MAX_HOPS + 1);
 			nadd(o, i);
@@ -314,10 +310,12 @@ static void run_seed(uint64_t seed)
 			cr_assert(eq(u32, OB[k].commits[i], OB[k].adds[i]),
 				  "object %u back-end %u: " LB_SEED_FMT, k, i,
 				  LB_SEED_ARGS(seed));
-		cr_assert(eq(long, OB[k].refs, 0));
+		cr_assert(eq(long, backend_batch_refs(&OB[k].t), 0));
 	}
 	for (i = 0; i < NINST; i++)
 		cr_assert(eq(int, lb_cpubatch_destroy(BE[i].pc), 0), "destroy %u", i);
+	cr_assert(eq(ulong, backend_teardown(), 0), "%s: " LB_SEED_FMT,
+		  backend_fixture.first_error, LB_SEED_ARGS(seed));
 }
 
 Test(prop_cpubatch_nested, callbacks_add_to_other_instances, .timeout = 60)

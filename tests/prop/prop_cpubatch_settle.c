@@ -16,7 +16,7 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 
-#include "../common/drain_fixture.h"
+#include "../common/backend.h"
 #include "../common/prng.h"
 
 #define MAXS 8
@@ -38,7 +38,7 @@ struct model {
 };
 
 static struct model m;
-static struct fx_obj obj[NOBJ];
+static struct test_obj obj[NOBJ];
 static uint64_t seed;
 
 static void model_flush(unsigned int s)
@@ -77,7 +77,7 @@ static long model_ref(unsigned int x)
 
 static void flush_counts(uint64_t *out)
 {
-	fx_all_flushes(out, m.nr_slots);
+	backend_all_flushes(out, m.nr_slots);
 }
 
 /* The stats identities of cpubatch.h, exact with nothing in flight. */
@@ -87,7 +87,8 @@ static void check_stats(unsigned int step)
 	uint64_t flushes = 0, adds = 0;
 	unsigned int x, c;
 
-	cr_assert(ge(int, lb_cpubatch_stats(fx.pc, &t, NULL, 0), 0));
+	cr_assert(ge(int, lb_cpubatch_stats(backend_fixture.pc, &t, NULL, 0),
+		     0));
 	for (c = 0; c < LB_FLUSH_NR; c++)
 		flushes += t.total.flushes[c];
 	for (x = 0; x < NOBJ; x++)
@@ -117,10 +118,10 @@ static void check_all(unsigned int step)
 		cr_assert(eq(u32, obj[x].node.slot,
 			     m.slot_of[x] < 0 ? 0 : (uint32_t)m.slot_of[x] + 1),
 			  "step %u obj %u slot " LB_SEED_FMT, step, x, LB_SEED_ARGS(seed));
-		cr_assert(eq(uint, fx_commits(&obj[x]), m.commits[x]),
+		cr_assert(eq(uint, backend_commits(&obj[x]), m.commits[x]),
 			  "step %u obj %u commits " LB_SEED_FMT, step, x,
 			  LB_SEED_ARGS(seed));
-		cr_assert(eq(long, fx_refcount(&obj[x]), model_ref(x)),
+		cr_assert(eq(long, backend_refcount(&obj[x]), model_ref(x)),
 			  "step %u obj %u ref " LB_SEED_FMT, step, x, LB_SEED_ARGS(seed));
 	}
 }
@@ -130,7 +131,7 @@ static void do_add(struct lb_rng *r, unsigned int step)
 	unsigned int x = lb_rng_below(r, NOBJ), s;
 	int cpu = random_cpu(r), rc, want;
 
-	rc = fx_add(&obj[x], cpu, m.w[x]);
+	rc = backend_add(&obj[x], cpu, m.w[x]);
 	if (m.slot_of[x] >= 0) {
 		cr_assert(eq(int, rc, -EEXIST), "step %u " LB_SEED_FMT, step,
 			  LB_SEED_ARGS(seed));
@@ -160,9 +161,11 @@ static void do_settle(struct lb_rng *r, unsigned int step)
 		exp = 0;
 	flush_counts(before);
 	if (lb_rng_below(r, 2))
-		rc = lb_cpubatch_settle(fx.pc, &obj[x], &obj[x].node, exp);
+		rc = lb_cpubatch_settle(backend_fixture.pc, &obj[x],
+					&obj[x].node, exp);
 	else
-		rc = lb_cpubatch_settle_held(fx.pc, &obj[x], &obj[x].node,
+		rc = lb_cpubatch_settle_held(backend_fixture.pc, &obj[x],
+					     &obj[x].node,
 					 exp > 0 ? exp - 1 : 0, exp > 0);
 	if (!obj[x].adds)
 		want = -ENOENT;
@@ -199,7 +202,8 @@ static void do_drain_objs(struct lb_rng *r, unsigned int step)
 			want++;
 		}
 	}
-	cr_assert(eq(int, lb_cpubatch_drain_objs(fx.pc, nodes, k), (int)want),
+	cr_assert(eq(int, lb_cpubatch_drain_objs(backend_fixture.pc, nodes, k),
+		     (int)want),
 		  "step %u " LB_SEED_FMT, step, LB_SEED_ARGS(seed));
 	for (i = 0; i < m.nr_slots; i++)
 		if (hit[i])
@@ -231,7 +235,7 @@ static void step_once(struct lb_rng *r, unsigned int step)
 		break;
 	case 12:
 	case 13:
-		rc = lb_cpubatch_drain_obj(fx.pc, &obj[x].node);
+		rc = lb_cpubatch_drain_obj(backend_fixture.pc, &obj[x].node);
 		cr_assert(eq(int, rc, m.slot_of[x] >= 0), "step %u " LB_SEED_FMT,
 			  step, LB_SEED_ARGS(seed));
 		if (m.slot_of[x] >= 0)
@@ -242,36 +246,40 @@ static void step_once(struct lb_rng *r, unsigned int step)
 		break;
 	case 15:
 		want = model_drain_all();
-		rc = lb_rng_below(r, 2) ? lb_cpubatch_drain_all(fx.pc) :
-					  lb_cpubatch_drain_all_forced(fx.pc);
+		rc = lb_rng_below(r,
+				  2) ? lb_cpubatch_drain_all(backend_fixture.pc) :
+					  lb_cpubatch_drain_all_forced(backend_fixture.pc);
 		cr_assert(eq(int, rc, (int)want), "step %u " LB_SEED_FMT, step,
 			  LB_SEED_ARGS(seed));
 		break;
 	case 16:
 		cpu = random_cpu(r);
-		fx_set_cpu(cpu);
+		backend_set_cpu(cpu);
 		want = m.nr[model_slot(cpu)];
 		model_flush(model_slot(cpu));
-		cr_assert(eq(int, lb_cpubatch_drain_local(fx.pc), (int)want),
+		cr_assert(eq(int, lb_cpubatch_drain_local(backend_fixture.pc),
+			     (int)want),
 			  "step %u " LB_SEED_FMT, step, LB_SEED_ARGS(seed));
 		break;
 	case 17:
 		if (m.third[x] < 3) {
-			fx_get(&obj[x]);
+			test_obj_hold(&obj[x]);
 			m.third[x]++;
 		}
 		break;
 	case 18:
 		if (m.third[x] > 0) {
-			fx_put(&obj[x]);
+			test_obj_release(&obj[x]);
 			m.third[x]--;
 		}
 		break;
 	default:
 		if (m.disabled && lb_rng_below(r, 4)) {
-			cr_assert(eq(int, lb_cpubatch_enable(fx.pc), (int)--m.disabled));
+			cr_assert(eq(int,
+				     lb_cpubatch_enable(backend_fixture.pc), (int)--m.disabled));
 		} else if (m.disabled < 3 && lb_rng_below(r, 4) == 0) {
-			cr_assert(eq(int, lb_cpubatch_disable(fx.pc), 0));
+			cr_assert(eq(int,
+				     lb_cpubatch_disable(backend_fixture.pc), 0));
 			m.disabled++;
 			model_drain_all();
 		}
@@ -291,10 +299,11 @@ static void run_seed(uint64_t s)
 	m.nr_slots = 1 + lb_rng_below(&r, MAXS);
 	m.max_nr = 2 + lb_rng_below(&r, 7);
 	m.max_weight = 4 + lb_rng_below(&r, 13);
-	cr_assert(eq(int, fx_setup_ops(m.nr_slots, LB_CPUBATCH_WEIGHTED, m.max_nr,
-				       m.max_weight, &fx_ops), 0));
+	cr_assert(eq(int, backend_setup_ops(m.nr_slots, LB_CPUBATCH_WEIGHTED,
+					    m.max_nr,
+				       m.max_weight, &backend_ops), 0));
 	for (i = 0; i < NOBJ; i++) {
-		fx_obj_init(&obj[i], i);
+		backend_obj_init(&obj[i], i);
 		m.slot_of[i] = -1;
 		/* Mostly small, some at or above the weight cap. */
 		m.w[i] = lb_rng_below(&r, 8) ? 1 + lb_rng_below(&r, 4) :
@@ -303,16 +312,17 @@ static void run_seed(uint64_t s)
 	for (i = 0; i < STEPS; i++)
 		step_once(&r, i);
 	while (m.disabled) {
-		cr_assert(eq(int, lb_cpubatch_enable(fx.pc), (int)--m.disabled));
+		cr_assert(eq(int, lb_cpubatch_enable(backend_fixture.pc),
+			     (int)--m.disabled));
 	}
 	model_drain_all();
-	cr_assert(ge(int, lb_cpubatch_drain_all(fx.pc), 0));
+	cr_assert(ge(int, lb_cpubatch_drain_all(backend_fixture.pc), 0));
 	check_all(STEPS);
 	for (i = 0; i < NOBJ; i++)
-		cr_assert(eq(uint, fx_commits(&obj[i]), obj[i].adds),
+		cr_assert(eq(uint, backend_commits(&obj[i]), obj[i].adds),
 			  "obj %u committed once per add " LB_SEED_FMT, i,
 			  LB_SEED_ARGS(seed));
-	cr_assert(eq(ulong, fx_teardown(), 0),
+	cr_assert(eq(ulong, backend_teardown(), 0),
 		  "commit() under the back-end lock, after() outside it "
 		  LB_SEED_FMT, LB_SEED_ARGS(seed));
 }

@@ -2,7 +2,8 @@
 /*
  * Soak part: lb_cpubatch. Each thread owns its objects and adds, drains and
  * settles them; any thread drains everything, disables and enables. The
- * back-end is an lb_lock. Checked at once: a commit sees an object in a
+ * back-end is the tests' common one (tests/common/backend.h, which checks
+ * the callback order on every call). Checked at once: a commit sees an object in a
  * batch (never twice), drain_obj and SETTLED leave no batch reference,
  * drain_all leaves the caller's earlier adds committed. Checked at
  * pauses: after a drain_all, every add has been committed exactly once
@@ -15,73 +16,55 @@
 
 #include <lockbatch/lock.h>
 #include <lockbatch/cpubatch.h>
+#include "../common/backend.h"
 #include "soak.h"
 
 #define OBJS 32		/* per thread */
 
+/* A fixture object (first member: the callbacks get its address). */
 struct sobj {
-	struct lb_node node;
+	struct test_obj t;	/* t.ref: the owner's one + the batch's */
 	uint32_t in_batch;	/* atomic: 1 from add to commit */
-	int refs;		/* atomic: the owner's one + the batch's */
 	uint64_t adds;		/* owner thread only */
-	uint64_t commits;	/* atomic */
 };
 
 static struct lb_cpubatch *pc;
-static struct lb_lock be_lock;
 static struct sobj *objs;
 static unsigned int nr_thr;
 /* LB_SOAK_NO_DRAIN_WAIT=1: skip the drain_obj in-flight check (issue 8, C20). */
 static int no_drain_wait;
 
-static void lock(void *be) { lb_lock_acquire(be); }
-static void unlock(void *be) { lb_lock_release(be); }
-static void get(void *o) { __atomic_add_fetch(&((struct sobj *)o)->refs, 1, __ATOMIC_RELAXED); }
-
-static void put(void *obj)
-{
-	struct sobj *o = obj;
-
-	SOAK_CHECK(__atomic_sub_fetch(&o->refs, 1, __ATOMIC_RELEASE) >= 1,
-		   "put without get");
-}
-
-static long refcount(void *o)
-{
-	return __atomic_load_n(&((struct sobj *)o)->refs, __ATOMIC_ACQUIRE);
-}
-
-static void commit(void *be, void **v, unsigned int n)
+/* The fixture's on_commit: each object was in a batch, once. */
+static void commit(struct backend_fixture *f, struct test_backend *be,
+		   void **v, unsigned int n)
 {
 	unsigned int i;
 
+	(void)f;
+	(void)be;
 	for (i = 0; i < n; i++) {
 		struct sobj *o = v[i];
 
 		SOAK_CHECK(__atomic_exchange_n(&o->in_batch, 0, __ATOMIC_ACQ_REL) == 1,
 			   "object %ld committed twice", (long)(o - objs));
-		__atomic_add_fetch(&o->commits, 1, __ATOMIC_RELAXED);
 	}
 }
 
-static const struct lb_backend_ops ops = {
-	.lock = lock, .unlock = unlock, .commit = commit,
-	.get = get, .put = put, .refcount = refcount,
-};
-
 int soak_cpubatch_setup(unsigned int nr_threads)
 {
-	struct lb_cpubatch_conf c = { .mode = LB_CPUBATCH_WEIGHTED, .ops = &ops,
-				  .backend = &be_lock };
+	struct lb_cpubatch_conf c = backend_conf(0, LB_CPUBATCH_WEIGHTED, 0, 0,
+						 &backend_ops);
 	unsigned int i;
 
 	nr_thr = nr_threads;
 	no_drain_wait = getenv("LB_SOAK_NO_DRAIN_WAIT") != NULL;
 	objs = calloc((size_t)nr_threads * OBJS, sizeof(*objs));
-	if (!objs || lb_lock_init(&be_lock, LB_LOCK_SPIN, "soak-cpubatch"))
+	if (!objs || backend_init())
 		return -1;
+	backend_fixture.on_commit = commit;
+	c.cpu_fn = NULL;	/* the real CPU */
 	for (i = 0; i < nr_threads * OBJS; i++)
-		objs[i].refs = 1;
+		backend_obj_init(&objs[i].t, i);
 	return lb_cpubatch_create(&pc, &c);
 }
 
@@ -89,7 +72,7 @@ int soak_cpubatch_setup(unsigned int nr_threads)
 static int unheld(struct sobj *o)
 {
 	return !__atomic_load_n(&o->in_batch, __ATOMIC_ACQUIRE) &&
-	       __atomic_load_n(&o->refs, __ATOMIC_ACQUIRE) == 1;
+	       backend_refcount(o) == 1;
 }
 
 static void add(struct sobj *o, struct lb_rng *g)
@@ -99,7 +82,7 @@ static void add(struct sobj *o, struct lb_rng *g)
 	if (__atomic_load_n(&o->in_batch, __ATOMIC_ACQUIRE))
 		return;
 	__atomic_store_n(&o->in_batch, 1, __ATOMIC_RELEASE);
-	rc = lb_cpubatch_add(pc, o, &o->node, 1 + lb_rng_below(g, 12));
+	rc = lb_cpubatch_add(pc, o, &o->t.node, 1 + lb_rng_below(g, 12));
 	if (rc == -EEXIST) {	/* swapped out, commit not yet run */
 		__atomic_store_n(&o->in_batch, 0, __ATOMIC_RELEASE);
 		return;
@@ -117,13 +100,13 @@ void soak_cpubatch_op(unsigned int t, struct lb_rng *g)
 	if (x < 800) {
 		add(o, g);
 	} else if (x < 900) {
-		rc = lb_cpubatch_drain_obj(pc, &o->node);
+		rc = lb_cpubatch_drain_obj(pc, &o->t.node);
 		SOAK_CHECK(rc >= 0, "drain_obj: %d", rc);
 		SOAK_CHECK(no_drain_wait || unheld(o), "drain_obj returned "
 			   "while object %ld was in a batch or in flight",
 			   (long)(o - objs));
 	} else if (x < 980) {
-		rc = lb_cpubatch_settle(pc, o, &o->node, 1);
+		rc = lb_cpubatch_settle(pc, o, &o->t.node, 1);
 		SOAK_CHECK(rc >= LB_SETTLED || rc == -EAGAIN || rc == -ENOENT,
 			   "settle: %d", rc);
 		if (rc == LB_SETTLED)
@@ -152,16 +135,19 @@ void soak_cpubatch_check(void)
 	for (i = 0; i < nr_thr * OBJS; i++) {
 		struct sobj *o = &objs[i];
 
-		SOAK_CHECK(o->adds == o->commits && unheld(o),
-			   "object %u: %llu adds, %llu commits, %d refs", i,
-			   (unsigned long long)o->adds,
-			   (unsigned long long)o->commits, o->refs);
+		SOAK_CHECK(o->adds == backend_commits(&o->t) && unheld(o),
+			   "object %u: %llu adds, %u commits, %ld refs", i,
+			   (unsigned long long)o->adds, backend_commits(&o->t),
+			   backend_refcount(o));
 	}
+	SOAK_CHECK(backend_fixture.errors == 0, "back-end callbacks out of "
+		   "order: %s", backend_fixture.first_error);
 }
 
 void soak_cpubatch_teardown(void)
 {
 	SOAK_CHECK(lb_cpubatch_destroy(pc) == 0, "destroy");
-	lb_lock_destroy(&be_lock);
+	SOAK_CHECK(backend_teardown() == 0, "back-end callbacks out of order: "
+		   "%s", backend_fixture.first_error);
 	free(objs);
 }

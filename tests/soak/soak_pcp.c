@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 #include <lockbatch/pcp.h>
-#include "../unit/test_pcp_backend.h"
+#include "../common/pcp_backend.h"
 #include "soak.h"
 
 #define HELD 64		/* objects a thread holds at most */

@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "../common/drain_fixture.h"
+#include "../common/backend.h"
 #include "../common/env.h"
 #include "../common/prng.h"
 #include "../common/tap.h"
@@ -25,7 +25,7 @@
 #define ADDERS 3
 #define SETTLERS 2
 
-static struct fx_obj obj[NOBJ];
+static struct test_obj obj[NOBJ];
 static unsigned long iters;
 static int stop;			/* set once the adders are done */
 static pthread_barrier_t start;
@@ -66,8 +66,8 @@ static void *adder(void *arg)
 	lb_rng_seed(&r, seed ^ (uintptr_t)arg);
 	pthread_barrier_wait(&start);
 	for (i = 0; i < iters; i++) {
-		struct fx_obj *o = &obj[lb_rng_below(&r, NOBJ)];
-		int rc = fx_add(o, wild_cpu(&r), 1 + lb_rng_below(&r, 8));
+		struct test_obj *o = &obj[lb_rng_below(&r, NOBJ)];
+		int rc = backend_add(o, wild_cpu(&r), 1 + lb_rng_below(&r, 8));
 
 		if (rc != 0 && rc != 1 && rc != -EEXIST)
 			__atomic_add_fetch(&bad_add, 1, __ATOMIC_RELAXED);
@@ -86,13 +86,14 @@ static void *settler(void *arg)
 	lb_rng_seed(&r, seed ^ (uintptr_t)arg);
 	pthread_barrier_wait(&start);
 	for (i = 0; running(); i++) {
-		struct fx_obj *o = &obj[lb_rng_below(&r, NOBJ)];
+		struct test_obj *o = &obj[lb_rng_below(&r, NOBJ)];
 		int rc;
 
-		fx_get(o);	/* the settler's own reference */
+		test_obj_hold(o);	/* the settler's own reference */
 		rc = lb_rng_below(&r, 2) ?
-			lb_cpubatch_settle(fx.pc, o, &o->node, 2) :
-			lb_cpubatch_settle_held(fx.pc, o, &o->node, 1, 1);
+			lb_cpubatch_settle(backend_fixture.pc, o, &o->node, 2) :
+			lb_cpubatch_settle_held(backend_fixture.pc, o, &o->node,
+						1, 1);
 		switch (rc) {
 		case LB_SETTLED:
 		case LB_DRAINED:
@@ -109,7 +110,7 @@ static void *settler(void *arg)
 		default:
 			__atomic_add_fetch(&bad_settle, 1, __ATOMIC_RELAXED);
 		}
-		fx_put(o);
+		test_obj_release(o);
 		if (i % 64 == 63)
 			sched_yield();
 	}
@@ -129,14 +130,15 @@ static void *drainer(void *arg)
 		int rc;
 
 		if (lb_rng_below(&r, 2)) {
-			rc = lb_cpubatch_drain_obj(fx.pc,
+			rc = lb_cpubatch_drain_obj(backend_fixture.pc,
 					       &obj[lb_rng_below(&r, NOBJ)].node);
 			if (rc < 0 && rc != -EAGAIN)
 				__atomic_add_fetch(&bad_drain, 1, __ATOMIC_RELAXED);
 		} else {
 			for (k = 0; k < 4; k++)
 				nodes[k] = &obj[lb_rng_below(&r, NOBJ)].node;
-			if (lb_cpubatch_drain_objs(fx.pc, nodes, 4) < 0)
+			if (lb_cpubatch_drain_objs(backend_fixture.pc, nodes,
+						   4) < 0)
 				__atomic_add_fetch(&bad_drain, 1, __ATOMIC_RELAXED);
 		}
 	}
@@ -150,8 +152,8 @@ static void *all_drainer(void *arg)
 
 	pthread_barrier_wait(&start);
 	for (i = 0; running(); i++) {
-		int rc = forced && i % 4 == 0 ? lb_cpubatch_drain_all_forced(fx.pc) :
-						lb_cpubatch_drain_all(fx.pc);
+		int rc = forced && i % 4 == 0 ? lb_cpubatch_drain_all_forced(backend_fixture.pc) :
+						lb_cpubatch_drain_all(backend_fixture.pc);
 
 		if (rc < 0)
 			__atomic_add_fetch(&bad_drain, 1, __ATOMIC_RELAXED);
@@ -166,10 +168,10 @@ static void *toggler(void *arg)
 
 	pthread_barrier_wait(&start);
 	for (i = 0; running(); i++) {
-		if (lb_cpubatch_disable(fx.pc))
+		if (lb_cpubatch_disable(backend_fixture.pc))
 			__atomic_add_fetch(&bad_drain, 1, __ATOMIC_RELAXED);
 		nap(100);
-		if (lb_cpubatch_enable(fx.pc) < 0)
+		if (lb_cpubatch_enable(backend_fixture.pc) < 0)
 			__atomic_add_fetch(&bad_drain, 1, __ATOMIC_RELAXED);
 		nap(5000);
 	}
@@ -187,14 +189,15 @@ int main(void)
 	iters = lb_stress_iters(10000, 1000000);
 	lb_tap_plan(7);
 	lb_tap_diag(LB_SEED_FMT ", %lu iterations", LB_SEED_ARGS(seed), iters);
-	if (fx_setup_ops(NSLOTS, LB_CPUBATCH_WEIGHTED, 8, 16, &fx_ops)) {
+	if (backend_setup_ops(NSLOTS, LB_CPUBATCH_WEIGHTED, 8, 16,
+			      &backend_ops)) {
 		lb_tap_ok(0, "setup");
 		return lb_tap_done();
 	}
 	/* Every object is added once up front: settlers never see -ENOENT. */
 	for (i = 0; i < NOBJ; i++) {
-		fx_obj_init(&obj[i], i);
-		fx_add(&obj[i], (int)(i % NSLOTS), 1);
+		backend_obj_init(&obj[i], i);
+		backend_add(&obj[i], (int)(i % NSLOTS), 1);
 	}
 	pthread_barrier_init(&start, NULL, ADDERS + SETTLERS + 4);
 	for (i = 0; i < ADDERS; i++)
@@ -219,12 +222,12 @@ int main(void)
 		  "settle results valid: %lu settled, %lu drained, %lu busy, "
 		  "%lu moving, %lu never added",
 		  outcomes[0], outcomes[1], outcomes[2], outcomes[3], outcomes[4]);
-	lb_cpubatch_drain_all(fx.pc);
-	lb_cpubatch_stats(fx.pc, &st, NULL, 0);
+	lb_cpubatch_drain_all(backend_fixture.pc);
+	lb_cpubatch_stats(backend_fixture.pc, &st, NULL, 0);
 	for (i = 0; i < NOBJ; i++) {
 		adds += obj[i].adds;
-		lost += fx_commits(&obj[i]) != obj[i].adds;
-		refs += fx_refcount(&obj[i]) != 1;
+		lost += backend_commits(&obj[i]) != obj[i].adds;
+		refs += backend_refcount(&obj[i]) != 1;
 	}
 	lb_tap_ok(lost == 0, "every object committed once per add (%lu adds, %lu off)",
 		  adds, lost);
@@ -240,7 +243,8 @@ int main(void)
 			  st.drain.settled + st.drain.drained + st.drain.busy ==
 				  outcomes[0] + outcomes[1] + outcomes[2],
 		  "disable balanced; settle outcomes counted");
-	lb_tap_ok(fx_teardown() == 0,
-		  "commit() under the back-end lock, after() outside it");
+	lb_tap_ok(backend_teardown() == 0,
+		  "back-end callbacks in order (first error: %s)",
+		  backend_fixture.first_error ? backend_fixture.first_error : "none");
 	return lb_tap_done();
 }

@@ -2,8 +2,7 @@
 /*
  * Scenario cases C15 and C20 of the project's case list (second set), and
  * the order in which lb_cpubatch calls report errors. Several instances here,
- * each with its own back-end, so the drain fixture's single global back-end
- * does not fit.
+ * instance i batching into the fixture's back-end i.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -16,94 +15,97 @@
 
 #include <lockbatch/lock.h>
 #include <lockbatch/cpubatch.h>
+#include "../common/backend.h"
 
 #define NBE 2
 
 struct be;
 typedef void (*be_hook)(struct be *b, void **objs, unsigned int n);
 
+/* Instance i and what its back-end (the fixture's be[i]) committed. */
 struct be {
-	struct lb_lock lock;
 	struct lb_cpubatch *pc;
-	unsigned int idx;
-	unsigned long commits;		/* under lock */
+	unsigned long commits;		/* under the back-end lock */
 	be_hook on_commit;
 };
 
+/* A fixture object (first member: the callbacks get its address). */
 struct obj {
-	struct lb_node node;
+	struct test_obj t;
 	unsigned int adds[NBE];		/* adds to be[i] that returned >= 0 */
 	unsigned int commits[NBE];	/* atomic: commits by be[i] */
 	unsigned int readds;		/* re-adds B's commit still owes */
-	long ref;
 };
 
 static struct be be[NBE];
-static __thread int tls_cpu;
 
-static int cpu_of_thread(void *arg)
+/* The fixture's on_commit: count per instance, then its own hook. */
+static void be_commit(struct backend_fixture *f, struct test_backend *tb,
+		      void **objs, unsigned int n)
 {
-	(void)arg;
-	return tls_cpu;
-}
-
-static void be_lock(void *b)
-{
-	lb_lock_acquire(&((struct be *)b)->lock);
-}
-
-static void be_unlock(void *b)
-{
-	lb_lock_release(&((struct be *)b)->lock);
-}
-
-static void be_commit(void *bp, void **objs, unsigned int n)
-{
-	struct be *b = bp;
+	struct be *b = &be[tb->idx];
 	unsigned int i;
 
+	(void)f;
 	for (i = 0; i < n; i++)
-		__atomic_add_fetch(&((struct obj *)objs[i])->commits[b->idx], 1,
+		__atomic_add_fetch(&((struct obj *)objs[i])->commits[tb->idx],
+				   1,
 				   __ATOMIC_RELAXED);
 	b->commits += n;
 	if (b->on_commit)
 		b->on_commit(b, objs, n);
 }
 
-static long obj_refcount(void *o)
+/*
+ * The fixture's callbacks less after/get/put: these cases are about a
+ * batch that holds no reference, with and without @refcount.
+ */
+static struct lb_backend_ops ops_of(void (*commit)(void *, void **,
+						   unsigned int),
+				    bool refcount)
 {
-	return __atomic_load_n(&((struct obj *)o)->ref, __ATOMIC_ACQUIRE);
+	struct lb_backend_ops ops = backend_ops;
+
+	ops.commit = commit;
+	ops.after = NULL;
+	ops.get = NULL;
+	ops.put = NULL;
+	if (!refcount)
+		ops.refcount = NULL;
+	return ops;
 }
 
-static const struct lb_backend_ops ops_plain = {
-	.lock = be_lock,
-	.unlock = be_unlock,
-	.commit = be_commit,
-};
+static void setup(void)
+{
+	cr_assert(eq(int, backend_init(), 0));
+	backend_fixture.on_commit = be_commit;
+	memset(be, 0, sizeof(be));
+}
 
-static const struct lb_backend_ops ops_refcount = {
-	.lock = be_lock,
-	.unlock = be_unlock,
-	.commit = be_commit,
-	.refcount = obj_refcount,
-};
+/* Callback-order errors already failed the test that made them. */
+static void teardown(void)
+{
+	backend_teardown();
+}
+
+TestSuite(cases2, .init = setup, .fini = teardown);
+
+static void obj_init(struct obj *o, unsigned int readds)
+{
+	memset(o, 0, sizeof(*o));
+	backend_obj_init(&o->t, 0);
+	o->readds = readds;
+}
 
 static struct lb_cpubatch *be_create(unsigned int i, unsigned int nr_slots,
 				 unsigned int max_nr,
 				 const struct lb_backend_ops *ops)
 {
-	struct lb_cpubatch_conf conf = {
-		.nr_slots = nr_slots,
-		.mode = LB_CPUBATCH_WEIGHTED,
-		.max_nr = max_nr,
-		.ops = ops,
-		.backend = &be[i],
-		.cpu_fn = cpu_of_thread,
-	};
+	struct lb_cpubatch_conf conf = backend_conf(nr_slots,
+						    LB_CPUBATCH_WEIGHTED,
+						    max_nr, 0, ops);
 
-	memset(&be[i], 0, sizeof(be[i]));
-	be[i].idx = i;
-	cr_assert(eq(int, lb_lock_init(&be[i].lock, LB_LOCK_SPIN, "case"), 0));
+	conf.backend = &backend_fixture.be[i];
 	cr_assert(eq(int, lb_cpubatch_create(&be[i].pc, &conf), 0));
 	return be[i].pc;
 }
@@ -114,13 +116,15 @@ static void be_destroy_all(void)
 
 	for (i = 0; i < NBE; i++) {
 		cr_assert(eq(int, lb_cpubatch_destroy(be[i].pc), 0), "destroy %u", i);
-		lb_lock_destroy(&be[i].lock);
 	}
 }
 
 static int obj_add(struct obj *o, unsigned int i)
 {
-	int rc = lb_cpubatch_add(be[i].pc, o, &o->node, 1);
+	int rc;
+
+	o->t.be = i;
+	rc = lb_cpubatch_add(be[i].pc, o, &o->t.node, 1);
 
 	if (rc >= 0)
 		o->adds[i]++;
@@ -155,14 +159,16 @@ static void b_commit_readds(struct be *b, void **objs, unsigned int n)
 static void c15_run(unsigned int nr_slots, int cpu)
 {
 	struct lb_cpubatch_stats st;
-	struct obj o = { .readds = 1 };
+	struct lb_backend_ops ops = ops_of(backend_commit, false);
+	struct obj o;
 	unsigned int i;
 
-	be_create(0, nr_slots, 0, &ops_plain);
-	be_create(1, nr_slots, 1, &ops_plain);
+	obj_init(&o, 1);
+	be_create(0, nr_slots, 0, &ops);
+	be_create(1, nr_slots, 1, &ops);
 	be[0].on_commit = a_commit_adds_to_b;
 	be[1].on_commit = b_commit_readds;
-	tls_cpu = cpu;
+	backend_set_cpu(cpu);
 	cr_assert(eq(int, obj_add(&o, 0), 0));
 	cr_assert(eq(int, lb_cpubatch_drain_all(be[0].pc), 1));
 	cr_assert(ge(int, lb_cpubatch_drain_all(be[1].pc), 0));
@@ -201,12 +207,7 @@ Test(cases2, c15_nested_instances_1000_slots, .timeout = 10)
  */
 #define C20_ROUNDS 2000
 
-struct c20_obj {
-	struct lb_node node;
-	unsigned int committed;
-};
-
-static struct c20_obj *c20_mailbox;	/* atomic: handed from commit to drainer */
+static struct test_obj *c20_mailbox;	/* atomic: handed from commit to drainer */
 static unsigned int c20_taken;		/* atomic: the drainer has it */
 static unsigned int c20_done;		/* atomic */
 static unsigned int c20_early;		/* drain_obj returned before commit */
@@ -215,11 +216,10 @@ static int c20_by_settle;		/* drain by settle, not drain_obj */
 
 static void c20_commit(void *bp, void **objs, unsigned int n)
 {
-	struct c20_obj *o = objs[0];
+	struct test_obj *o = objs[0];
 	volatile unsigned int spin;
 	unsigned int i;
 
-	(void)bp;
 	__atomic_store_n(&c20_taken, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&c20_mailbox, o, __ATOMIC_RELEASE);
 	for (i = 0; i < 100000 && !__atomic_load_n(&c20_taken, __ATOMIC_ACQUIRE);
@@ -227,38 +227,24 @@ static void c20_commit(void *bp, void **objs, unsigned int n)
 		sched_yield();
 	for (spin = 0; spin < 20000; spin++)
 		;
-	/* A plain access, which ASan checks (the lock orders the writers). */
-	for (i = 0; i < n; i++) {
-		volatile unsigned int *c = &((struct c20_obj *)objs[i])->committed;
-
-		*c = *c + 1;
-	}
+	/* The fixture's commit reads and counts each object: ASan checks it. */
+	backend_commit(bp, objs, n);
 }
 
-/* Only the owner's reference: the batch takes none (no get/put). */
-static long c20_refcount(void *o)
-{
-	(void)o;
-	return 1;
-}
-
-static const struct lb_backend_ops c20_ops = {
-	.lock = be_lock,
-	.unlock = be_unlock,
-	.commit = c20_commit,
-	.refcount = c20_refcount,
-};
 
 static void *c20_adder(void *arg)
 {
 	struct lb_cpubatch *pc = arg;
 	unsigned int r;
 
-	tls_cpu = 0;
+	backend_set_cpu(0);
 	for (r = 0; r < C20_ROUNDS; r++) {
-		struct c20_obj *o = calloc(1, sizeof(*o));
+		/* A whole struct obj: the commit hook counts into it. */
+		struct obj *o = malloc(sizeof(*o));
 
-		if (!o || lb_cpubatch_add(pc, o, &o->node, 1) != 0) {
+		if (o)	/* only the owner's reference: no get/put */
+			obj_init(o, 0);
+		if (!o || lb_cpubatch_add(pc, o, &o->t.node, 1) != 0) {
 			c20_errors++;
 			free(o);
 			break;
@@ -276,9 +262,9 @@ static void *c20_adder(void *arg)
 static void *c20_drainer(void *arg)
 {
 	struct lb_cpubatch *pc = arg;
-	struct c20_obj *o;
+	struct test_obj *o;
 
-	tls_cpu = 1;
+	backend_set_cpu(1);
 	while (!__atomic_load_n(&c20_done, __ATOMIC_ACQUIRE)) {
 		o = __atomic_load_n(&c20_mailbox, __ATOMIC_ACQUIRE);
 		if (!o) {
@@ -291,7 +277,7 @@ static void *c20_drainer(void *arg)
 				    lb_cpubatch_drain_obj(pc, &o->node) < 0)
 			c20_errors++;
 		/* "Drained": no batch and no flush references it any more. */
-		if (*(volatile unsigned int *)&o->committed != 1)
+		if (backend_commits(o) != 1)
 			c20_early++;
 		free(o);
 		__atomic_store_n(&c20_mailbox, NULL, __ATOMIC_RELEASE);
@@ -301,10 +287,12 @@ static void *c20_drainer(void *arg)
 
 static void c20_run(void)
 {
+	struct lb_backend_ops c20_ops = ops_of(c20_commit, true);
+	struct lb_backend_ops plain = ops_of(backend_commit, false);
 	struct lb_cpubatch *pc = be_create(0, 2, 0, &c20_ops);
 	pthread_t a, b;
 
-	be_create(1, 1, 0, &ops_plain);
+	be_create(1, 1, 0, &plain);
 	cr_assert(eq(int, pthread_create(&b, NULL, c20_drainer, pc), 0));
 	cr_assert(eq(int, pthread_create(&a, NULL, c20_adder, pc), 0));
 	pthread_join(a, NULL);
@@ -340,34 +328,42 @@ static void prec_commit(struct be *b, void **objs, unsigned int n)
 	(void)objs;
 	(void)n;
 	/* From B's commit, on a node of A: ownership (EXDEV) comes first. */
-	prec_rc[0] = lb_cpubatch_settle(b->pc, o, &o->node, 1);
-	prec_rc[1] = lb_cpubatch_drain_obj(b->pc, &o->node);
+	prec_rc[0] = lb_cpubatch_settle(b->pc, o, &o->t.node, 1);
+	prec_rc[1] = lb_cpubatch_drain_obj(b->pc, &o->t.node);
 }
 
 Test(cases2, error_precedence_ownership_first, .timeout = 10)
 {
-	struct obj a = { .ref = 1 }, x = { .ref = 1 };
+	struct lb_backend_ops with_rc = ops_of(backend_commit, true);
+	struct lb_backend_ops plain = ops_of(backend_commit, false);
+	struct obj a, x;
 	struct lb_node *nodes[2];
 
-	be_create(0, 2, 0, &ops_refcount);
-	be_create(1, 2, 1, &ops_plain);	/* no refcount op */
-	tls_cpu = 0;
+	obj_init(&a, 0);
+	obj_init(&x, 0);
+	be_create(0, 2, 0, &with_rc);
+	be_create(1, 2, 1, &plain);	/* no refcount op */
+	backend_set_cpu(0);
 	cr_assert(eq(int, obj_add(&a, 0), 0));
 	/* A node of A given to B, which has no @refcount: -EXDEV. */
-	cr_assert(eq(int, lb_cpubatch_settle(be[1].pc, &a, &a.node, 1), -EXDEV));
-	cr_assert(eq(int, lb_cpubatch_settle_held(be[1].pc, &a, &a.node, 1, 0),
+	cr_assert(eq(int, lb_cpubatch_settle(be[1].pc, &a, &a.t.node, 1),
+		     -EXDEV));
+	cr_assert(eq(int, lb_cpubatch_settle_held(be[1].pc, &a, &a.t.node, 1,
+						  0),
 		     -EXDEV));
 	/* Argument errors come before ownership. */
-	cr_assert(eq(int, lb_cpubatch_settle(be[1].pc, &a, &a.node, -1), -EINVAL));
-	nodes[0] = &a.node;
+	cr_assert(eq(int, lb_cpubatch_settle(be[1].pc, &a, &a.t.node, -1),
+		     -EINVAL));
+	nodes[0] = &a.t.node;
 	nodes[1] = NULL;
 	cr_assert(eq(int, lb_cpubatch_drain_objs(be[1].pc, nodes, 2), -EINVAL),
 		  "a NULL entry anywhere is an argument error");
 	/* Never added: -ENOENT before -EOPNOTSUPP. */
-	cr_assert(eq(int, lb_cpubatch_settle(be[1].pc, &x, &x.node, 1), -ENOENT));
+	cr_assert(eq(int, lb_cpubatch_settle(be[1].pc, &x, &x.t.node, 1),
+		     -ENOENT));
 	/* Own node, no @refcount: -EOPNOTSUPP. */
 	cr_assert(eq(int, obj_add(&x, 1), 1));
-	cr_assert(eq(int, lb_cpubatch_settle(be[1].pc, &x, &x.node, 1),
+	cr_assert(eq(int, lb_cpubatch_settle(be[1].pc, &x, &x.t.node, 1),
 		     -EOPNOTSUPP));
 	/* Called from B's own commit on A's node: -EXDEV, not -EDEADLK. */
 	be[1].on_commit = prec_commit;

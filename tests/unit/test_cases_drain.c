@@ -13,19 +13,19 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 
-#include "../common/drain_fixture.h"
+#include "../common/backend.h"
 #include "../common/prng.h"
 
 #define NSLOTS 4
 
 static void setup(void)
 {
-	cr_assert(eq(int, fx_setup(NSLOTS, 0), 0));
+	cr_assert(eq(int, backend_setup(NSLOTS, 0), 0));
 }
 
 static void teardown(void)
 {
-	fx_teardown();
+	backend_teardown();
 }
 
 TestSuite(cases, .init = setup, .fini = teardown, .timeout = 30);
@@ -33,29 +33,32 @@ TestSuite(cases, .init = setup, .fini = teardown, .timeout = 30);
 /* Every flush counter of every slot, all causes apart. */
 static void all_counters(struct lb_cpubatch_slot_stats *st)
 {
-	cr_assert(eq(int, lb_cpubatch_stats(fx.pc, NULL, st, NSLOTS), NSLOTS));
+	cr_assert(eq(int, lb_cpubatch_stats(backend_fixture.pc, NULL, st,
+					    NSLOTS), NSLOTS));
 }
 
 /* O in slot 1, caller on slot 0 accounts for E = 3, count E + 1. */
 Test(cases, c01_settle_drains_only_the_holding_slot)
 {
 	struct lb_cpubatch_slot_stats before[NSLOTS], after[NSLOTS];
-	struct fx_obj o, n0, n2;
+	/* Static: still batched when the teardown's destroy commits them. */
+	static struct test_obj o, n0, n2;
 	unsigned int i, c;
 
-	fx_obj_init(&o, 0);
-	fx_obj_init(&n0, 1);
-	fx_obj_init(&n2, 2);
-	fx_get(&o);
-	fx_get(&o);		/* E = 3: the caller's and two mappings */
-	fx_add(&o, 1, 1);
-	fx_add(&n0, 0, 1);
-	fx_add(&n2, 2, 1);
+	backend_obj_init(&o, 0);
+	backend_obj_init(&n0, 1);
+	backend_obj_init(&n2, 2);
+	test_obj_hold(&o);
+	test_obj_hold(&o);		/* E = 3: the caller's and two mappings */
+	backend_add(&o, 1, 1);
+	backend_add(&n0, 0, 1);
+	backend_add(&n2, 2, 1);
 	all_counters(before);
-	fx_set_cpu(0);
-	cr_assert(eq(long, fx_refcount(&o), 4));
-	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &o, &o.node, 3), LB_DRAINED));
-	cr_assert(eq(long, fx_refcount(&o), 3), "count is now E");
+	backend_set_cpu(0);
+	cr_assert(eq(long, backend_refcount(&o), 4));
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node,
+					     3), LB_DRAINED));
+	cr_assert(eq(long, backend_refcount(&o), 3), "count is now E");
 	all_counters(after);
 	for (i = 0; i < NSLOTS; i++)
 		for (c = 0; c < LB_FLUSH_NR; c++)
@@ -70,16 +73,17 @@ Test(cases, c01_settle_drains_only_the_holding_slot)
 Test(cases, c02_settle_busy_flushes_nothing)
 {
 	struct lb_cpubatch_slot_stats before[NSLOTS], after[NSLOTS];
-	struct fx_obj o;
+	static struct test_obj o;	/* committed by the teardown */
 	unsigned int i, c;
 
-	fx_obj_init(&o, 0);
-	fx_get(&o);		/* E = 2 */
-	fx_add(&o, 1, 1);
-	fx_get(&o);		/* the third party */
+	backend_obj_init(&o, 0);
+	test_obj_hold(&o);		/* E = 2 */
+	backend_add(&o, 1, 1);
+	test_obj_hold(&o);		/* the third party */
 	all_counters(before);
-	fx_set_cpu(0);
-	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &o, &o.node, 2), LB_BUSY));
+	backend_set_cpu(0);
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node,
+					     2), LB_BUSY));
 	all_counters(after);
 	for (i = 0; i < NSLOTS; i++) {
 		for (c = 0; c < LB_FLUSH_NR; c++)
@@ -87,28 +91,29 @@ Test(cases, c02_settle_busy_flushes_nothing)
 				  "slot %u cause %s", i, lb_cpubatch_flush_cause_name(c));
 		cr_assert(eq(u64, after[i].nr_cached, before[i].nr_cached));
 	}
-	cr_assert(eq(u64, fx_stats().drain.drain_all_passes, 0));
-	cr_assert(eq(long, fx_refcount(&o), 4));
+	cr_assert(eq(u64, backend_stats().drain.drain_all_passes, 0));
+	cr_assert(eq(long, backend_refcount(&o), 4));
 }
 
 /* O already committed, count E. */
 Test(cases, c03_settle_committed_object)
 {
 	struct lb_cpubatch_slot_stats before[NSLOTS], after[NSLOTS];
-	struct fx_obj o;
+	struct test_obj o;
 	unsigned int i, c;
 
-	fx_obj_init(&o, 0);
-	fx_add(&o, 1, 1);
-	cr_assert(eq(int, lb_cpubatch_drain_local(fx.pc), 1));
-	cr_assert(eq(uint, fx_commits(&o), 1));
+	backend_obj_init(&o, 0);
+	backend_add(&o, 1, 1);
+	cr_assert(eq(int, lb_cpubatch_drain_local(backend_fixture.pc), 1));
+	cr_assert(eq(uint, backend_commits(&o), 1));
 	all_counters(before);
-	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &o, &o.node, 1), LB_SETTLED));
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node,
+					     1), LB_SETTLED));
 	all_counters(after);
 	for (i = 0; i < NSLOTS; i++)
 		for (c = 0; c < LB_FLUSH_NR; c++)
 			cr_assert(eq(u64, after[i].flushes[c], before[i].flushes[c]));
-	cr_assert(eq(u64, fx_stats().drain.settled, 1));
+	cr_assert(eq(u64, backend_stats().drain.settled, 1));
 }
 
 /*
@@ -117,7 +122,7 @@ Test(cases, c03_settle_committed_object)
  * by the add itself and slot 3 must read empty.
  */
 #define C04_OBJS 20000
-static struct fx_obj c04_objs[C04_OBJS];
+static struct test_obj c04_objs[C04_OBJS];
 static int c04_phase;		/* 0 before disable returned, 1 disabled, 2 enabling */
 static int c04_stop;
 static unsigned int c04_added, c04_straight_violations;
@@ -126,14 +131,14 @@ static void *c04_adder(void *arg)
 {
 	unsigned int i;
 
-	fx_set_cpu(3);
+	backend_set_cpu(3);
 	for (i = 0; i < C04_OBJS; i++) {
 		int phase = __atomic_load_n(&c04_phase, __ATOMIC_ACQUIRE);
 		int rc;
 
 		if (__atomic_load_n(&c04_stop, __ATOMIC_ACQUIRE))
 			break;
-		rc = fx_add(&c04_objs[i], 3, 1);
+		rc = backend_add(&c04_objs[i], 3, 1);
 		if (phase == 1 && rc != 1)
 			c04_straight_violations++;
 		__atomic_store_n(&c04_added, i + 1, __ATOMIC_RELEASE);
@@ -156,14 +161,14 @@ Test(cases, c04_disable_then_drain_all_while_adding)
 	pthread_t a;
 
 	for (i = 0; i < C04_OBJS; i++)
-		fx_obj_init(&c04_objs[i], i);
+		backend_obj_init(&c04_objs[i], i);
 	c04_phase = c04_stop = 0;
 	c04_added = c04_straight_violations = 0;
 	pthread_create(&a, NULL, c04_adder, NULL);
 	c04_wait_added(200);
-	cr_assert(eq(int, lb_cpubatch_disable(fx.pc), 0));
+	cr_assert(eq(int, lb_cpubatch_disable(backend_fixture.pc), 0));
 	__atomic_store_n(&c04_phase, 1, __ATOMIC_RELEASE);
-	cr_assert(ge(int, lb_cpubatch_drain_all(fx.pc), 0));
+	cr_assert(ge(int, lb_cpubatch_drain_all(backend_fixture.pc), 0));
 	all_counters(st);
 	cr_assert(eq(u64, st[3].nr_cached, 0), "slot 3 empty after the drain");
 	disable_flushes = st[3].flushes[LB_FLUSH_DISABLE];
@@ -181,17 +186,18 @@ Test(cases, c04_disable_then_drain_all_while_adding)
 	if (added < C04_OBJS)
 		cr_assert(gt(u64, st[3].flushes[LB_FLUSH_DISABLE], disable_flushes),
 			  "adds while disabled flush with cause disable");
-	cr_assert(eq(int, lb_cpubatch_enable(fx.pc), 0));
+	cr_assert(eq(int, lb_cpubatch_enable(backend_fixture.pc), 0));
 	__atomic_store_n(&c04_stop, 1, __ATOMIC_RELEASE);
 	pthread_join(a, NULL);
 	cr_assert(eq(uint, c04_straight_violations, 0),
 		  "an add while disabled left its object in a batch");
-	lb_cpubatch_drain_all(fx.pc);
+	lb_cpubatch_drain_all(backend_fixture.pc);
 	added = c04_added;
 	for (i = 0; i < added; i++)
-		cr_assert(eq(uint, fx_commits(&c04_objs[i]), 1), "obj %u", i);
+		cr_assert(eq(uint, backend_commits(&c04_objs[i]), 1), "obj %u",
+			  i);
 	for (; i < C04_OBJS; i++)
-		cr_assert(eq(uint, fx_commits(&c04_objs[i]), 0));
+		cr_assert(eq(uint, backend_commits(&c04_objs[i]), 0));
 }
 
 /*
@@ -202,16 +208,17 @@ Test(cases, c04_disable_then_drain_all_while_adding)
  * back-end exactly once.
  */
 #define C07_PARENTS 400
-static struct fx_obj c07_parent[C07_PARENTS], c07_child[C07_PARENTS];
+static struct test_obj c07_parent[C07_PARENTS], c07_child[C07_PARENTS];
 static unsigned int c07_child_adds, c07_eagain;
 
-static void c07_commit_adds(struct fx_env *e, void **objs, unsigned int n)
+static void c07_commit_adds(struct backend_fixture *f, struct test_backend *be,
+			    void **objs, unsigned int n)
 {
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
-		struct fx_obj *o = objs[i];
-		struct fx_obj *c;
+		struct test_obj *o = objs[i];
+		struct test_obj *c;
 		int rc;
 
 		if (o < c07_parent || o >= c07_parent + C07_PARENTS)
@@ -219,7 +226,7 @@ static void c07_commit_adds(struct fx_env *e, void **objs, unsigned int n)
 		c = &c07_child[o - c07_parent];
 		if (c->adds)
 			continue;
-		rc = lb_cpubatch_add(e->pc, c, &c->node, 1);
+		rc = lb_cpubatch_add(f->pc, c, &c->node, 1);
 		if (rc >= 0) {
 			c->adds++;
 			c07_child_adds++;
@@ -235,48 +242,54 @@ Test(cases, c07_commit_reenters_add)
 	unsigned int i, lost = 0;
 
 	for (i = 0; i < C07_PARENTS; i++) {
-		fx_obj_init(&c07_parent[i], i);
-		fx_obj_init(&c07_child[i], C07_PARENTS + i);
+		backend_obj_init(&c07_parent[i], i);
+		backend_obj_init(&c07_child[i], C07_PARENTS + i);
 	}
 	c07_child_adds = c07_eagain = 0;
-	fx.on_commit = c07_commit_adds;
+	backend_fixture.on_commit = c07_commit_adds;
 	for (i = 0; i < C07_PARENTS; i++) {
-		struct fx_obj *p = &c07_parent[i];
+		struct test_obj *p = &c07_parent[i];
 
-		cr_assert(ge(int, fx_add(p, (int)(i % NSLOTS), 1), 0));
+		cr_assert(ge(int, backend_add(p, (int)(i % NSLOTS), 1), 0));
 		switch (i % 5) {
 		case 1:
-			cr_assert(ge(int, lb_cpubatch_drain_obj(fx.pc, &p->node), 0));
+			cr_assert(ge(int,
+				     lb_cpubatch_drain_obj(backend_fixture.pc,
+							   &p->node), 0));
 			break;
 		case 2:
-			cr_assert(ge(int, lb_cpubatch_settle(fx.pc, p, &p->node, 1),
+			cr_assert(ge(int, lb_cpubatch_settle(backend_fixture.pc,
+							     p, &p->node, 1),
 				     LB_SETTLED));
 			break;
 		case 3:
 			if (i % 15 == 3)
-				cr_assert(ge(int, lb_cpubatch_drain_all(fx.pc), 0));
+				cr_assert(ge(int,
+					     lb_cpubatch_drain_all(backend_fixture.pc), 0));
 			break;
 		case 4:
 			if (i == 199)
-				cr_assert(eq(int, lb_cpubatch_disable(fx.pc), 0));
+				cr_assert(eq(int,
+					     lb_cpubatch_disable(backend_fixture.pc), 0));
 			if (i == 299)
-				cr_assert(eq(int, lb_cpubatch_enable(fx.pc), 0));
+				cr_assert(eq(int,
+					     lb_cpubatch_enable(backend_fixture.pc), 0));
 			break;
 		}
 	}
 	/* Children refused with -EAGAIN are added again from here. */
-	fx.on_commit = NULL;
+	backend_fixture.on_commit = NULL;
 	for (i = 0; i < C07_PARENTS; i++)
 		if (!c07_child[i].adds)
-			cr_assert(ge(int, fx_add(&c07_child[i], 0, 1), 0));
-	cr_assert(ge(int, lb_cpubatch_drain_all(fx.pc), 0));
+			cr_assert(ge(int, backend_add(&c07_child[i], 0, 1), 0));
+	cr_assert(ge(int, lb_cpubatch_drain_all(backend_fixture.pc), 0));
 	for (i = 0; i < C07_PARENTS; i++) {
-		lost += fx_commits(&c07_parent[i]) != 1;
-		lost += fx_commits(&c07_child[i]) != 1;
-		cr_assert(eq(long, fx_refcount(&c07_child[i]), 1));
+		lost += backend_commits(&c07_parent[i]) != 1;
+		lost += backend_commits(&c07_child[i]) != 1;
+		cr_assert(eq(long, backend_refcount(&c07_child[i]), 1));
 	}
 	cr_assert(eq(uint, lost, 0), "objects not committed exactly once");
-	cr_assert(eq(ulong, fx.commits, 2 * C07_PARENTS));
+	cr_assert(eq(ulong, backend_fixture.commits, 2 * C07_PARENTS));
 	cr_assert(gt(uint, c07_child_adds, 0));
 }
 
@@ -297,34 +310,34 @@ static int c10_cpu(void *arg)
 
 Test(cases, c10_wild_cpu_ids)
 {
-	struct lb_backend_ops ops = fx_ops;
+	struct lb_backend_ops ops = backend_ops;
 	struct lb_cpubatch_conf conf = {
 		.nr_slots = NSLOTS, .mode = LB_CPUBATCH_WEIGHTED, .max_nr = 5,
-		.ops = &ops, .backend = &fx, .cpu_fn = c10_cpu,
+		.ops = &ops, .backend = &backend_fixture.be[0], .cpu_fn = c10_cpu,
 	};
 	uint64_t seed = lb_test_seed(0xc10c10c10ull);
 	struct lb_rng rng, pick;
-	static struct fx_obj o[64];
+	static struct test_obj o[64];
 	struct lb_node *nodes[4];
 	struct lb_cpubatch_stats st;
 	unsigned long adds = 0, commits = 0;
 	unsigned int i, k;
 
-	lb_cpubatch_destroy(fx.pc);
+	lb_cpubatch_destroy(backend_fixture.pc);
 	lb_rng_seed(&rng, seed);
 	lb_rng_seed(&pick, seed ^ 0x5555);
 	conf.cpu_arg = &rng;
-	cr_assert(eq(int, lb_cpubatch_create(&fx.pc, &conf), 0));
+	cr_assert(eq(int, lb_cpubatch_create(&backend_fixture.pc, &conf), 0));
 	for (i = 0; i < 64; i++)
-		fx_obj_init(&o[i], i);
+		backend_obj_init(&o[i], i);
 	for (i = 0; i < 5000; i++) {
-		struct fx_obj *x = &o[lb_rng_below(&pick, 64)];
+		struct test_obj *x = &o[lb_rng_below(&pick, 64)];
 		int rc;
 
 		switch (lb_rng_below(&pick, 6)) {
 		case 0:
 		case 1:
-			rc = lb_cpubatch_add(fx.pc, x, &x->node,
+			rc = lb_cpubatch_add(backend_fixture.pc, x, &x->node,
 					 1 + lb_rng_below(&pick, 6));
 			cr_assert(rc == 0 || rc == 1 || rc == -EEXIST,
 				  "add %d " LB_SEED_FMT, rc, LB_SEED_ARGS(seed));
@@ -332,36 +345,42 @@ Test(cases, c10_wild_cpu_ids)
 				x->adds++;
 			break;
 		case 2:
-			cr_assert(ge(int, lb_cpubatch_drain_local(fx.pc), 0));
+			cr_assert(ge(int,
+				     lb_cpubatch_drain_local(backend_fixture.pc), 0));
 			break;
 		case 3:
-			cr_assert(ge(int, lb_cpubatch_drain_obj(fx.pc, &x->node), 0),
+			cr_assert(ge(int,
+				     lb_cpubatch_drain_obj(backend_fixture.pc,
+							   &x->node), 0),
 				  LB_SEED_FMT, LB_SEED_ARGS(seed));
 			break;
 		case 4:
-			rc = lb_cpubatch_settle(fx.pc, x, &x->node, 1);
+			rc = lb_cpubatch_settle(backend_fixture.pc, x, &x->node,
+						1);
 			cr_assert(rc == -ENOENT || (rc >= LB_SETTLED && rc <= LB_BUSY),
 				  "settle %d " LB_SEED_FMT, rc, LB_SEED_ARGS(seed));
 			break;
 		default:
 			for (k = 0; k < 4; k++)
 				nodes[k] = &o[lb_rng_below(&pick, 64)].node;
-			cr_assert(ge(int, lb_cpubatch_drain_objs(fx.pc, nodes, 4), 0));
+			cr_assert(ge(int,
+				     lb_cpubatch_drain_objs(backend_fixture.pc,
+							    nodes, 4), 0));
 			break;
 		}
 	}
-	lb_cpubatch_stats(fx.pc, &st, NULL, 0);
+	lb_cpubatch_stats(backend_fixture.pc, &st, NULL, 0);
 	for (i = 0; i < 64; i++) {
 		adds += o[i].adds;
-		commits += fx_commits(&o[i]);
+		commits += backend_commits(&o[i]);
 	}
 	cr_assert(eq(ulong, adds, commits + st.total.nr_cached),
 		  "conserved before the final drain " LB_SEED_FMT, LB_SEED_ARGS(seed));
-	lb_cpubatch_drain_all(fx.pc);
+	lb_cpubatch_drain_all(backend_fixture.pc);
 	for (i = 0; i < 64; i++) {
-		cr_assert(eq(uint, fx_commits(&o[i]), o[i].adds),
+		cr_assert(eq(uint, backend_commits(&o[i]), o[i].adds),
 			  "obj %u " LB_SEED_FMT, i, LB_SEED_ARGS(seed));
-		cr_assert(eq(long, fx_refcount(&o[i]), 1));
+		cr_assert(eq(long, backend_refcount(&o[i]), 1));
 	}
 }
 
@@ -374,18 +393,19 @@ Test(cases, c10_wild_cpu_ids)
 #define C14_PER 3
 #define C14_WAVE 16
 #define C14_CAP 8
-static struct fx_obj *c14_objs;
+static struct test_obj *c14_objs;
 static int c14_done;
 static uint64_t c14_max_cached;
 static unsigned int c14_over;
 
 static void *c14_worker(void *arg)
 {
-	struct fx_obj *o = arg;
+	struct test_obj *o = arg;
 	unsigned int i;
 
 	for (i = 0; i < C14_PER; i++)
-		if (lb_cpubatch_add(fx.pc, &o[i], &o[i].node, 1) >= 0)
+		if (lb_cpubatch_add(backend_fixture.pc, &o[i], &o[i].node,
+				    1) >= 0)
 			o[i].adds++;
 	return NULL;
 }
@@ -397,7 +417,7 @@ static void *c14_monitor(void *arg)
 	struct lb_cpubatch_stats st;
 
 	while (!__atomic_load_n(&c14_done, __ATOMIC_ACQUIRE)) {
-		lb_cpubatch_stats(fx.pc, &st, NULL, 0);
+		lb_cpubatch_stats(backend_fixture.pc, &st, NULL, 0);
 		if (st.total.nr_cached > c14_max_cached)
 			c14_max_cached = st.total.nr_cached;
 		if (st.total.nr_cached > (uint64_t)nr_slots * C14_CAP)
@@ -411,7 +431,7 @@ Test(cases, c14_short_lived_threads)
 {
 	struct lb_cpubatch_conf conf = {
 		.mode = LB_CPUBATCH_WEIGHTED, .max_nr = C14_CAP,
-		.ops = &fx_ops, .backend = &fx,
+		.ops = &backend_ops, .backend = &backend_fixture.be[0],
 	};
 	pthread_t t[C14_WAVE], mon;
 	pthread_attr_t small;
@@ -419,14 +439,14 @@ Test(cases, c14_short_lived_threads)
 	unsigned int i, j, nr_slots;
 	unsigned long adds = 0, commits = 0;
 
-	lb_cpubatch_destroy(fx.pc);
-	cr_assert(eq(int, lb_cpubatch_create(&fx.pc, &conf), 0));
-	lb_cpubatch_stats(fx.pc, &st, NULL, 0);
+	lb_cpubatch_destroy(backend_fixture.pc);
+	cr_assert(eq(int, lb_cpubatch_create(&backend_fixture.pc, &conf), 0));
+	lb_cpubatch_stats(backend_fixture.pc, &st, NULL, 0);
 	nr_slots = st.nr_slots;
 	c14_objs = calloc((size_t)C14_THREADS * C14_PER, sizeof(*c14_objs));
 	cr_assert(ne(ptr, c14_objs, NULL));
 	for (i = 0; i < C14_THREADS * C14_PER; i++)
-		fx_obj_init(&c14_objs[i], i);
+		backend_obj_init(&c14_objs[i], i);
 	c14_done = 0;
 	c14_max_cached = 0;
 	c14_over = 0;
@@ -446,16 +466,17 @@ Test(cases, c14_short_lived_threads)
 	pthread_join(mon, NULL);
 	cr_assert(eq(uint, c14_over, 0), "cached above slots x cap (max %llu)",
 		  (unsigned long long)c14_max_cached);
-	lb_cpubatch_stats(fx.pc, &st, NULL, 0);
+	lb_cpubatch_stats(backend_fixture.pc, &st, NULL, 0);
 	for (i = 0; i < C14_THREADS * C14_PER; i++) {
 		adds += c14_objs[i].adds;
-		commits += fx_commits(&c14_objs[i]);
+		commits += backend_commits(&c14_objs[i]);
 	}
 	cr_assert(eq(ulong, adds, (unsigned long)C14_THREADS * C14_PER));
 	cr_assert(eq(ulong, adds, commits + st.total.nr_cached),
 		  "objects left by exited threads are still in their slots");
-	lb_cpubatch_drain_all(fx.pc);
+	lb_cpubatch_drain_all(backend_fixture.pc);
 	for (i = 0; i < C14_THREADS * C14_PER; i++)
-		cr_assert(eq(uint, fx_commits(&c14_objs[i]), 1), "obj %u", i);
+		cr_assert(eq(uint, backend_commits(&c14_objs[i]), 1), "obj %u",
+			  i);
 	free(c14_objs);
 }

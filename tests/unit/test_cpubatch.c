@@ -17,12 +17,11 @@
 #include <criterion/new/assert.h>
 
 #include <lockbatch/cpubatch.h>
-#include "../common/rec_backend.h"
+#include "../common/backend.h"
 
 #define NOBJ 256
 
-static struct rec R;
-static struct rec_obj O[NOBJ];
+static struct test_obj O[NOBJ];
 static struct lb_backend_ops ops;
 static int cpu_id;
 
@@ -30,14 +29,22 @@ static void setup(void)
 {
 	unsigned int i;
 
-	rec_init(&R);
+	cr_assert(eq(int, backend_init(), 0));
 	for (i = 0; i < NOBJ; i++)
-		rec_obj_init(&O[i], &R, i, 0, 1);
-	ops = rec_ops();
+		backend_obj_init_at(&O[i], i, 0, 1);
+	backend_fixture.one_thread = true;
+	ops = backend_ops;
+	ops.backend_of = backend_of;
 	cpu_id = 0;
 }
 
-TestSuite(cpubatch, .init = setup, .timeout = 10);
+/* Callback-order errors already failed the test that made them. */
+static void teardown(void)
+{
+	backend_teardown();
+}
+
+TestSuite(cpubatch, .init = setup, .fini = teardown, .timeout = 10);
 
 static struct lb_cpubatch_conf conf_of(enum lb_cpubatch_mode mode, unsigned int slots,
 				   unsigned int max_nr, uint32_t max_weight)
@@ -48,8 +55,8 @@ static struct lb_cpubatch_conf conf_of(enum lb_cpubatch_mode mode, unsigned int 
 		.max_nr = max_nr,
 		.max_weight = max_weight,
 		.ops = &ops,
-		.backend = &R.be[0],
-		.cpu_fn = rec_cpu_fn,
+		.backend = &backend_fixture.be[0],
+		.cpu_fn = backend_cpu_of_arg,
 		.cpu_arg = &cpu_id,
 	};
 
@@ -99,18 +106,19 @@ static void destroy_and_check(struct lb_cpubatch *pc, unsigned int n)
 	for (i = 0; i < n; i++) {
 		cr_assert(eq(u32, O[i].commits, 1), "object %u committed %u times",
 			  i, O[i].commits);
-		cr_assert(eq(int, O[i].refs, 0), "object %u refs %d", i,
-			  O[i].refs);
+		cr_assert(eq(long, backend_batch_refs(&O[i]), 0),
+			  "object %u refs %ld", i, backend_batch_refs(&O[i]));
 		cr_assert(eq(u32, O[i].node.slot, 0));
 	}
-	cr_assert(eq(u64, R.nr_log, n));
-	cr_assert(eq(u64, R.gets, R.puts));
-	cr_assert(eq(u64, R.errors, 0), "%s", R.first_error);
+	cr_assert(eq(u64, backend_fixture.nr_log, n));
+	cr_assert(eq(u64, backend_fixture.gets, backend_fixture.puts));
+	cr_assert(eq(u64, backend_fixture.errors, 0), "%s",
+		  backend_fixture.first_error);
 }
 
 Test(cpubatch, create_rejects_bad_input)
 {
-	struct lb_cpubatch *const sentinel = (struct lb_cpubatch *)&R;
+	struct lb_cpubatch *const sentinel = (struct lb_cpubatch *)&backend_fixture;
 	struct lb_cpubatch *pc = sentinel;
 	struct lb_backend_ops bad;
 	struct lb_cpubatch_conf c;
@@ -121,13 +129,13 @@ Test(cpubatch, create_rejects_bad_input)
 	c.ops = NULL;
 	cr_assert(eq(int, lb_cpubatch_create(&pc, &c), -EINVAL));
 	c.ops = &bad;
-	bad = rec_ops();
+	bad = backend_ops;
 	bad.lock = NULL;
 	cr_assert(eq(int, lb_cpubatch_create(&pc, &c), -EINVAL));
-	bad = rec_ops();
+	bad = backend_ops;
 	bad.unlock = NULL;
 	cr_assert(eq(int, lb_cpubatch_create(&pc, &c), -EINVAL));
-	bad = rec_ops();
+	bad = backend_ops;
 	bad.commit = NULL;
 	cr_assert(eq(int, lb_cpubatch_create(&pc, &c), -EINVAL));
 
@@ -197,7 +205,7 @@ Test(cpubatch, add_rejects_bad_input_nothing_changed)
 	cr_assert(eq(u64, t.total.nr_cached, 0));
 	cr_assert(eq(u32, O[0].node.slot, 0));
 	cr_assert(eq(u32, O[0].node.owner, 0));
-	cr_assert(eq(u64, R.gets, 0));
+	cr_assert(eq(u64, backend_fixture.gets, 0));
 	/* The largest weight is accepted and never waits. */
 	cr_assert(eq(int, add(pc, 0, LB_WBATCH_WEIGHT_MAX), 1));
 	destroy_and_check(pc, 1);
@@ -225,7 +233,8 @@ Test(cpubatch, add_same_node_twice_eexist_nothing_changed)
 	cr_assert(eq(u64, slot_st(pc, 2).nr_cached, 0));
 	cr_assert(eq(u64, total_st(other).total.adds, 0));
 	cr_assert(eq(u32, O[0].node.slot, 2));
-	cr_assert(eq(u64, R.gets, 1), "a rejected add took a reference");
+	cr_assert(eq(u64, backend_fixture.gets, 1),
+		  "a rejected add took a reference");
 	cr_assert(eq(int, lb_cpubatch_destroy(other), 0));
 	destroy_and_check(pc, 1);
 	cr_assert(eq(u32, O[1].commits, 0));
@@ -254,7 +263,7 @@ Test(cpubatch, node_tracks_slot_home_owner)
 	cr_assert(eq(int, lb_cpubatch_destroy(a), 0));
 	cr_assert(eq(int, lb_cpubatch_destroy(b), 0));
 	cr_assert(eq(u32, O[0].commits, 2));
-	cr_assert(eq(int, O[0].refs, 0));
+	cr_assert(eq(long, backend_batch_refs(&O[0]), 0));
 }
 
 Test(cpubatch, baseline_locks_per_object)
@@ -264,8 +273,8 @@ Test(cpubatch, baseline_locks_per_object)
 
 	for (i = 0; i < 20; i++)
 		cr_assert(eq(int, add(pc, i, 1 + i % 30), 1), "add %u", i);
-	cr_assert(eq(u64, R.nr_log, 20));
-	cr_assert(eq(u64, R.locks, 20));
+	cr_assert(eq(u64, backend_fixture.nr_log, 20));
+	cr_assert(eq(u64, backend_fixture.locks, 20));
 	cr_assert(eq(u64, total_st(pc).backend_locks, 20));
 	cr_assert(eq(u64, slot_st(pc, 0).flushes[LB_FLUSH_FULL], 20));
 	cr_assert(eq(u64, slot_st(pc, 0).nr_cached, 0));
@@ -275,7 +284,8 @@ Test(cpubatch, baseline_locks_per_object)
 	cr_assert(eq(u64, slot_st(pc, 0).flushes[LB_FLUSH_BYPASS], 0));
 	cr_assert(eq(int, lb_cpubatch_drain_local(pc), 0));
 	destroy_and_check(pc, 21);
-	cr_assert(eq(u64, R.locks, 21), "nothing left for destroy");
+	cr_assert(eq(u64, backend_fixture.locks, 21),
+		  "nothing left for destroy");
 }
 
 Test(cpubatch, bypass_large_flushes_on_any_large)
@@ -295,9 +305,10 @@ Test(cpubatch, bypass_large_flushes_on_any_large)
 	cr_assert(eq(u64, s.flushes[LB_FLUSH_BYPASS], 1));
 	cr_assert(eq(u64, s.objs_flushed, 35));
 	cr_assert(eq(u64, s.weight_flushed, 36));
-	cr_assert(eq(u64, R.locks, 2));
+	cr_assert(eq(u64, backend_fixture.locks, 2));
 	for (i = 0; i < 35; i++)
-		cr_assert(eq(u32, R.log[i], i), "commit order at %u", i);
+		cr_assert(eq(u32, backend_fixture.log[i], i),
+			  "commit order at %u", i);
 	destroy_and_check(pc, 35);
 }
 
@@ -325,7 +336,7 @@ Test(cpubatch, weighted_flushes_by_entries_weight_and_bypass)
 	cr_assert(eq(u64, s.weight_flushed, 32 + 31 + 32));
 	cr_assert(eq(u64, s.adds, 40));
 	cr_assert(eq(u64, s.weight_added, 32 + 31 + 32));
-	cr_assert(eq(u64, R.locks, 3));
+	cr_assert(eq(u64, backend_fixture.locks, 3));
 	destroy_and_check(pc, 40);
 }
 
@@ -347,7 +358,7 @@ Test(cpubatch, c13_weight_boundaries)
 		if (i == 5)
 			cr_assert(eq(u64, s.weight_cached, 31));
 		if (i == 6) {
-			cr_assert(eq(u64, R.nr_log, 7));
+			cr_assert(eq(u64, backend_fixture.nr_log, 7));
 			cr_assert(eq(u64, s.flushes[LB_FLUSH_BYPASS], 1));
 			cr_assert(eq(u64, s.weight_flushed, 62));
 		}
@@ -360,9 +371,9 @@ Test(cpubatch, c13_weight_boundaries)
 		     0));
 	cr_assert(eq(u64, s.objs_flushed, 9));
 	cr_assert(eq(u64, s.weight_flushed, 124));
-	cr_assert(eq(u64, R.locks, 2));
+	cr_assert(eq(u64, backend_fixture.locks, 2));
 	for (i = 0; i < 9; i++)
-		cr_assert(eq(u32, R.log[i], i));
+		cr_assert(eq(u32, backend_fixture.log[i], i));
 	destroy_and_check(pc, 9);
 }
 
@@ -373,17 +384,18 @@ Test(cpubatch, drain_local_flushes_only_current_slot)
 
 	cr_assert(eq(int, lb_cpubatch_drain_local(NULL), -EINVAL));
 	cr_assert(eq(int, lb_cpubatch_drain_local(pc), 0), "empty slot");
-	cr_assert(eq(u64, R.locks, 0), "an empty drain takes no lock");
+	cr_assert(eq(u64, backend_fixture.locks, 0),
+		  "an empty drain takes no lock");
 	for (i = 0; i < 9; i++) {
 		cpu_id = (int)(i % 3);
 		add(pc, i, 2);
 	}
 	cpu_id = 1;
 	cr_assert(eq(int, lb_cpubatch_drain_local(pc), 3));
-	cr_assert(eq(u64, R.nr_log, 3));
-	cr_assert(eq(u32, R.log[0], 1));
-	cr_assert(eq(u32, R.log[1], 4));
-	cr_assert(eq(u32, R.log[2], 7));
+	cr_assert(eq(u64, backend_fixture.nr_log, 3));
+	cr_assert(eq(u32, backend_fixture.log[0], 1));
+	cr_assert(eq(u32, backend_fixture.log[1], 4));
+	cr_assert(eq(u32, backend_fixture.log[2], 7));
 	cr_assert(eq(u64, slot_st(pc, 1).flushes[LB_FLUSH_DRAIN_LOCAL], 1));
 	cr_assert(eq(u64, slot_st(pc, 1).nr_cached, 0));
 	cr_assert(eq(u64, slot_st(pc, 0).flushes[LB_FLUSH_DRAIN_LOCAL], 0));
@@ -572,21 +584,22 @@ Test(cpubatch, runs_split_by_backend)
 		O[i].be = be[i];
 		cr_assert(eq(int, add(pc, i, 1), i == 7));
 	}
-	cr_assert(eq(u64, R.locks, 4));
-	cr_assert(eq(u64, R.be[0].locks, 2));
-	cr_assert(eq(u64, R.be[1].locks, 1));
-	cr_assert(eq(u64, R.be[2].locks, 1));
-	cr_assert(eq(u64, R.be[0].runs, 2));
-	cr_assert(eq(u32, R.max_run, 3));
+	cr_assert(eq(u64, backend_fixture.locks, 4));
+	cr_assert(eq(u64, backend_fixture.be[0].locks, 2));
+	cr_assert(eq(u64, backend_fixture.be[1].locks, 1));
+	cr_assert(eq(u64, backend_fixture.be[2].locks, 1));
+	cr_assert(eq(u64, backend_fixture.be[0].runs, 2));
+	cr_assert(eq(u32, backend_fixture.max_run, 3));
 	cr_assert(eq(u64, total_st(pc).backend_locks, 4));
 	for (i = 0; i < 8; i++)
-		cr_assert(eq(u32, R.log[i], i), "commit order");
-	cr_assert(eq(u64, R.after_calls, 4), "after() once per run");
-	cr_assert(eq(u64, R.after_objs, 8));
+		cr_assert(eq(u32, backend_fixture.log[i], i), "commit order");
+	cr_assert(eq(u64, backend_fixture.after_calls, 4),
+		  "after() once per run");
+	cr_assert(eq(u64, backend_fixture.after_objs, 8));
 	/* All of one back-end: one lock for the whole batch. */
 	for (i = 8; i < 16; i++)
 		add(pc, i, 1);
-	cr_assert(eq(u64, R.locks, 5));
+	cr_assert(eq(u64, backend_fixture.locks, 5));
 	destroy_and_check(pc, 16);
 }
 
@@ -601,18 +614,19 @@ Test(cpubatch, single_backend_without_backend_of)
 		O[i].be = 0;
 	for (i = 0; i < 8; i++)
 		add(pc, i, 1);
-	cr_assert(eq(u64, R.be[0].locks, 1));
+	cr_assert(eq(u64, backend_fixture.be[0].locks, 1));
 	destroy_and_check(pc, 8);
 }
 
-/* after() sees the back-end unlocked (rec_after counts a violation). */
-static void after_checks_lock(struct rec *r, struct rec_backend *be,
+/* after() sees the back-end unlocked (backend_after counts a violation). */
+static void after_checks_lock(struct backend_fixture *f,
+			      struct test_backend *be,
 			      void **objs, unsigned int n)
 {
 	/* A spinlock we can take here is not held by anyone. */
 	lb_lock_acquire(&be->lock);
 	lb_lock_release(&be->lock);
-	r->arg = be;
+	f->arg = be;
 }
 
 Test(cpubatch, after_runs_outside_backend_lock)
@@ -620,14 +634,14 @@ Test(cpubatch, after_runs_outside_backend_lock)
 	struct lb_cpubatch *pc = mk(LB_CPUBATCH_WEIGHTED, 2, 4, 0);
 	unsigned int i;
 
-	R.on_after = after_checks_lock;
+	backend_fixture.on_after = after_checks_lock;
 	for (i = 0; i < 12; i++) {
 		O[i].be = i / 2 % 2;
 		add(pc, i, 1);
 	}
-	cr_assert(eq(u64, R.after_objs, 12));
-	cr_assert(eq(u64, R.after_calls, 6));
-	cr_assert(not(eq(ptr, R.arg, NULL)));
+	cr_assert(eq(u64, backend_fixture.after_objs, 12));
+	cr_assert(eq(u64, backend_fixture.after_calls, 6));
+	cr_assert(not(eq(ptr, backend_fixture.arg, NULL)));
 	destroy_and_check(pc, 12);
 }
 
@@ -646,8 +660,10 @@ Test(cpubatch, optional_callbacks_may_be_null)
 	cr_assert(eq(int, lb_cpubatch_destroy(pc), 0));
 	for (i = 0; i < 40; i++)
 		cr_assert(eq(u32, O[i].commits, 1));
-	cr_assert(eq(u64, R.gets + R.puts + R.after_calls, 0));
-	cr_assert(eq(u64, R.errors, 0), "%s", R.first_error);
+	cr_assert(eq(u64,
+		     backend_fixture.gets + backend_fixture.puts + backend_fixture.after_calls, 0));
+	cr_assert(eq(u64, backend_fixture.errors, 0), "%s",
+		  backend_fixture.first_error);
 }
 
 /* The batch holds exactly one reference per cached object. */
@@ -661,12 +677,14 @@ Test(cpubatch, get_put_balance)
 		cpu_id = (int)(i % 3);
 		add(pc, i, 1 + i % 7);
 		t = total_st(pc);
-		cr_assert(eq(u64, R.gets - R.puts, t.total.nr_cached),
+		cr_assert(eq(u64, backend_fixture.gets - backend_fixture.puts,
+			     t.total.nr_cached),
 			  "after add %u", i);
 	}
 	for (i = 0, held = 0; i < 150; i++) {
-		cr_assert(eq(int, O[i].refs, O[i].node.slot ? 1 : 0));
-		held += O[i].refs;
+		cr_assert(eq(long, backend_batch_refs(&O[i]),
+			     O[i].node.slot ? 1 : 0));
+		held += backend_batch_refs(&O[i]);
 	}
 	cr_assert(eq(u64, held, total_st(pc).total.nr_cached));
 	destroy_and_check(pc, 150);
@@ -681,10 +699,11 @@ static unsigned int reentrant_next;
 static unsigned int reentrant_end;
 static int reentrant_rc[NOBJ];
 
-static void commit_adds(struct rec *r, struct rec_backend *be, void **objs,
+static void commit_adds(struct backend_fixture *f, struct test_backend *be,
+			void **objs,
 			unsigned int n)
 {
-	struct lb_cpubatch *pc = r->arg;
+	struct lb_cpubatch *pc = f->arg;
 	unsigned int k;
 
 	/* Each commit adds up to 3 more, until the supply runs out. */
@@ -703,9 +722,9 @@ Test(cpubatch, c07_reentrant_add_from_commit, .timeout = 5)
 	struct lb_cpubatch *pc = mk(LB_CPUBATCH_WEIGHTED, 2, 4, 0);
 	unsigned int i;
 
-	R.arg = pc;
-	R.on_commit = commit_adds;
-	R.put_uncommitted_ok = true;	/* an -EAGAIN add is put back */
+	backend_fixture.arg = pc;
+	backend_fixture.on_commit = commit_adds;
+	backend_fixture.put_uncommitted_ok = true;	/* an -EAGAIN add is put back */
 	reentrant_next = 8;
 	reentrant_end = 60;
 	for (i = 0; i < 8; i++)
@@ -715,10 +734,10 @@ Test(cpubatch, c07_reentrant_add_from_commit, .timeout = 5)
 	for (i = 8; i < 60; i++)
 		cr_assert(ge(int, reentrant_rc[i], 0), "object %u rc %d", i,
 			  reentrant_rc[i]);
-	R.on_commit = NULL;
+	backend_fixture.on_commit = NULL;
 	cr_assert(eq(u64, total_st(pc).total.adds, 60));
 	destroy_and_check(pc, 60);
-	cr_assert(eq(u64, R.gets, 60));
+	cr_assert(eq(u64, backend_fixture.gets, 60));
 }
 
 /*
@@ -727,14 +746,15 @@ Test(cpubatch, c07_reentrant_add_from_commit, .timeout = 5)
  */
 static int eagain_at = -1;
 
-static void commit_adds_until_eagain(struct rec *r, struct rec_backend *be,
+static void commit_adds_until_eagain(struct backend_fixture *f,
+				     struct test_backend *be,
 				     void **objs, unsigned int n)
 {
-	struct lb_cpubatch *pc = r->arg;
+	struct lb_cpubatch *pc = f->arg;
 	unsigned int i;
 	int rc;
 
-	if (eagain_at >= 0 || ((struct rec_obj *)objs[0])->id != 0)
+	if (eagain_at >= 0 || ((struct test_obj *)objs[0])->id != 0)
 		return;
 	for (i = 1; i < 64; i++) {
 		O[i].weight = 1;
@@ -753,22 +773,23 @@ Test(cpubatch, reentrant_add_eagain_nothing_changed, .timeout = 5)
 	struct lb_cpubatch_stats t;
 	unsigned int i;
 
-	R.arg = pc;
-	R.on_commit = commit_adds_until_eagain;
-	R.put_uncommitted_ok = true;
+	backend_fixture.arg = pc;
+	backend_fixture.on_commit = commit_adds_until_eagain;
+	backend_fixture.put_uncommitted_ok = true;
 	cr_assert(eq(int, add(pc, 0, 1), 1));
 	cr_assert(gt(int, eagain_at, 1), "at least one batch was queued");
 	cr_assert(eq(u32, O[eagain_at].node.slot, 0));
 	cr_assert(eq(u32, O[eagain_at].commits, 0));
-	cr_assert(eq(int, O[eagain_at].refs, 0), "its reference was put");
+	cr_assert(eq(long, backend_batch_refs(&O[eagain_at]), 0),
+		  "its reference was put");
 	t = total_st(pc);
 	cr_assert(eq(u64, t.total.adds, (uint64_t)eagain_at));
-	cr_assert(eq(u64, R.nr_log, (uint64_t)eagain_at),
+	cr_assert(eq(u64, backend_fixture.nr_log, (uint64_t)eagain_at),
 		  "every accepted add committed by the outer flush");
 	for (i = 0; i < (unsigned int)eagain_at; i++)
 		cr_assert(eq(u32, O[i].commits, 1));
 	/* Refused, not lost: the caller can add it again later. */
-	R.on_commit = NULL;
+	backend_fixture.on_commit = NULL;
 	cr_assert(eq(int, add(pc, (unsigned int)eagain_at, 1), 1));
 	destroy_and_check(pc, (unsigned int)eagain_at + 1);
 }
@@ -799,15 +820,15 @@ Test(cpubatch, destroy_drains_everything)
  */
 static int destroy_rc = 1;
 
-static void destroy_once(struct rec *r)
+static void destroy_once(struct backend_fixture *f)
 {
 	if (destroy_rc == 1)
-		destroy_rc = lb_cpubatch_destroy(r->arg);
+		destroy_rc = lb_cpubatch_destroy(f->arg);
 }
 
-static void get_destroys(struct rec *r, struct rec_obj *o)
+static void get_destroys(struct backend_fixture *f, struct test_obj *o)
 {
-	destroy_once(r);
+	destroy_once(f);
 }
 
 Test(cpubatch, destroy_with_slot_lock_held_ebusy, .timeout = 5)
@@ -815,17 +836,17 @@ Test(cpubatch, destroy_with_slot_lock_held_ebusy, .timeout = 5)
 	struct lb_cpubatch *pc = mk(LB_CPUBATCH_WEIGHTED, 4, 0, 0);
 	unsigned int i;
 
-	R.arg = pc;
+	backend_fixture.arg = pc;
 	for (i = 0; i < 6; i++) {
 		cpu_id = (int)(i % 2);
 		add(pc, i, 2);
 	}
-	R.on_get = get_destroys;
+	backend_fixture.on_get = get_destroys;
 	cpu_id = 2;
 	cr_assert(eq(int, add(pc, 6, 2), 0));
-	R.on_get = NULL;
+	backend_fixture.on_get = NULL;
 	cr_assert(eq(int, destroy_rc, -EBUSY));
-	cr_assert(eq(u64, R.nr_log, 0), "nothing drained");
+	cr_assert(eq(u64, backend_fixture.nr_log, 0), "nothing drained");
 	cr_assert(eq(u64, total_st(pc).total.nr_cached, 7));
 	/* Slots 0 and 1 were trylocked by destroy: they must be free again. */
 	for (i = 7; i < 11; i++) {
@@ -839,10 +860,11 @@ Test(cpubatch, destroy_with_slot_lock_held_ebusy, .timeout = 5)
  * Destroy from after(): its own flush is still in flight. The calling
  * context is checked before the slots: -EDEADLK, nothing changed.
  */
-static void after_destroys(struct rec *r, struct rec_backend *be, void **objs,
+static void after_destroys(struct backend_fixture *f, struct test_backend *be,
+			   void **objs,
 			   unsigned int n)
 {
-	destroy_once(r);
+	destroy_once(f);
 }
 
 Test(cpubatch, destroy_from_own_callback_edeadlk, .timeout = 5)
@@ -850,15 +872,15 @@ Test(cpubatch, destroy_from_own_callback_edeadlk, .timeout = 5)
 	struct lb_cpubatch *pc = mk(LB_CPUBATCH_WEIGHTED, 2, 4, 0);
 	unsigned int i;
 
-	R.arg = pc;
-	R.on_after = after_destroys;
+	backend_fixture.arg = pc;
+	backend_fixture.on_after = after_destroys;
 	cpu_id = 1;
 	add(pc, 0, 1);
 	for (i = 1; i < 4; i++)
 		add(pc, i, 1);
-	R.on_after = NULL;
+	backend_fixture.on_after = NULL;
 	cr_assert(eq(int, destroy_rc, -EDEADLK));
-	cr_assert(eq(u64, R.nr_log, 4));
+	cr_assert(eq(u64, backend_fixture.nr_log, 4));
 	cpu_id = 0;
 	add(pc, 4, 1);
 	destroy_and_check(pc, 5);

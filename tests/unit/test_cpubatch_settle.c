@@ -11,18 +11,18 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 
-#include "../common/drain_fixture.h"
+#include "../common/backend.h"
 
 #define NSLOTS 6
 
 static void setup(void)
 {
-	cr_assert(eq(int, fx_setup(NSLOTS, 0), 0));
+	cr_assert(eq(int, backend_setup(NSLOTS, 0), 0));
 }
 
 static void teardown(void)
 {
-	fx_teardown();
+	backend_teardown();
 }
 
 TestSuite(settle, .init = setup, .fini = teardown, .timeout = 10);
@@ -30,7 +30,7 @@ TestSuite(settle, .init = setup, .fini = teardown, .timeout = 10);
 /* Flush counters of every slot, to prove what a call did not touch. */
 static void snap(uint64_t *f)
 {
-	fx_all_flushes(f, NSLOTS);
+	backend_all_flushes(f, NSLOTS);
 }
 
 static void assert_unchanged(const uint64_t *before, const char *what)
@@ -45,57 +45,63 @@ static void assert_unchanged(const uint64_t *before, const char *what)
 
 Test(settle, drained_flushes_the_one_slot)
 {
-	struct fx_obj o, other, far;
+	struct test_obj o, other, far;
 	uint64_t before[NSLOTS], after[NSLOTS];
 	unsigned int i;
 
-	fx_obj_init(&o, 0);
-	fx_obj_init(&other, 1);
-	fx_obj_init(&far, 2);
-	fx_add(&o, 4, 1);
-	fx_add(&other, 4, 1);
-	fx_add(&far, 1, 1);
+	backend_obj_init(&o, 0);
+	backend_obj_init(&other, 1);
+	backend_obj_init(&far, 2);
+	backend_add(&o, 4, 1);
+	backend_add(&other, 4, 1);
+	backend_add(&far, 1, 1);
 	snap(before);
 	/* The caller holds the owner's reference: expected 1, count 2. */
-	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &o, &o.node, 1), LB_DRAINED));
-	cr_assert(eq(long, fx_refcount(&o), 1));
-	cr_assert(eq(uint, fx_commits(&o), 1));
-	cr_assert(eq(uint, fx_commits(&other), 1));
-	cr_assert(eq(uint, fx_commits(&far), 0));
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node,
+					     1), LB_DRAINED));
+	cr_assert(eq(long, backend_refcount(&o), 1));
+	cr_assert(eq(uint, backend_commits(&o), 1));
+	cr_assert(eq(uint, backend_commits(&other), 1));
+	cr_assert(eq(uint, backend_commits(&far), 0));
 	snap(after);
 	for (i = 0; i < NSLOTS; i++)
 		cr_assert(eq(u64, after[i] - before[i], i == 4 ? 1 : 0), "slot %u", i);
-	cr_assert(eq(u64, fx_slot_flushes(4, LB_FLUSH_DRAIN_OBJ), 1));
-	cr_assert(eq(u64, fx_stats().drain.drained, 1));
+	cr_assert(eq(u64, backend_slot_flushes(4, LB_FLUSH_DRAIN_OBJ), 1));
+	cr_assert(eq(u64, backend_stats().drain.drained, 1));
 	/* Now nothing is cached and the count is exact. */
-	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &o, &o.node, 1), LB_SETTLED));
-	cr_assert(eq(u64, fx_stats().drain.settled, 1));
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node,
+					     1), LB_SETTLED));
+	cr_assert(eq(u64, backend_stats().drain.settled, 1));
 }
 
 Test(settle, busy_never_flushes)
 {
-	struct fx_obj o;
+	struct test_obj o;
 	uint64_t before[NSLOTS];
 
-	fx_obj_init(&o, 0);
-	fx_add(&o, 2, 1);
-	fx_get(&o);	/* a third party */
-	fx_get(&o);	/* and another */
+	backend_obj_init(&o, 0);
+	backend_add(&o, 2, 1);
+	test_obj_hold(&o);	/* a third party */
+	test_obj_hold(&o);	/* and another */
 	snap(before);
-	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &o, &o.node, 1), LB_BUSY));
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node,
+					     1), LB_BUSY));
 	assert_unchanged(before, "cached, surplus 3");
 	cr_assert(eq(u32, o.node.slot, 3), "still cached");
-	lb_cpubatch_drain_obj(fx.pc, &o.node);
+	lb_cpubatch_drain_obj(backend_fixture.pc, &o.node);
 	snap(before);
-	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &o, &o.node, 1), LB_BUSY));
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node,
+					     1), LB_BUSY));
 	assert_unchanged(before, "not cached, surplus 2");
-	fx_put(&o);
-	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &o, &o.node, 1), LB_BUSY),
+	test_obj_release(&o);
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node,
+					     1), LB_BUSY),
 		  "surplus 1, nothing in flight: someone else's");
-	cr_assert(eq(u64, fx_stats().drain.settle_waits, 0));
-	fx_put(&o);
-	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &o, &o.node, 1), LB_SETTLED));
-	cr_assert(eq(u64, fx_stats().drain.busy, 3));
+	cr_assert(eq(u64, backend_stats().drain.settle_waits, 0));
+	test_obj_release(&o);
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node,
+					     1), LB_SETTLED));
+	cr_assert(eq(u64, backend_stats().drain.busy, 3));
 }
 
 /*
@@ -106,83 +112,99 @@ Test(settle, busy_never_flushes)
  */
 Test(settle, held_counts_every_pinned_unit)
 {
-	struct fx_obj o;
+	struct test_obj o;
 	uint64_t before[NSLOTS];
 
-	fx_obj_init(&o, 0);	/* ref 1: the mapping */
-	fx_add(&o, 5, 4);
-	fx_get(&o);
-	fx_get(&o);
-	fx_get(&o);		/* 3 pinned units */
+	backend_obj_init(&o, 0);	/* ref 1: the mapping */
+	backend_add(&o, 5, 4);
+	test_obj_hold(&o);
+	test_obj_hold(&o);
+	test_obj_hold(&o);		/* 3 pinned units */
 	snap(before);
-	cr_assert(eq(int, lb_cpubatch_settle_held(fx.pc, &o, &o.node, 1, 1), LB_BUSY));
+	cr_assert(eq(int, lb_cpubatch_settle_held(backend_fixture.pc, &o,
+						  &o.node, 1, 1), LB_BUSY));
 	assert_unchanged(before, "held too small");
-	cr_assert(eq(int, lb_cpubatch_settle_held(fx.pc, &o, &o.node, 1, 3), LB_DRAINED));
-	cr_assert(eq(long, fx_refcount(&o), 4));
-	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &o, &o.node, 4), LB_SETTLED),
+	cr_assert(eq(int, lb_cpubatch_settle_held(backend_fixture.pc, &o,
+						  &o.node, 1, 3), LB_DRAINED));
+	cr_assert(eq(long, backend_refcount(&o), 4));
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node,
+					     4), LB_SETTLED),
 		  "settle(e + k) is settle_held(e, k)");
 }
 
 Test(settle, count_below_expectation)
 {
-	struct fx_obj o;
+	struct test_obj o;
 	uint64_t before[NSLOTS];
 
-	fx_obj_init(&o, 0);
-	fx_add(&o, 0, 1);
+	backend_obj_init(&o, 0);
+	backend_add(&o, 0, 1);
 	snap(before);
-	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &o, &o.node, 2), -ERANGE),
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node,
+					     2), -ERANGE),
 		  "the caller counted the batch's reference");
-	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &o, &o.node, 5), -ERANGE));
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node,
+					     5), -ERANGE));
 	assert_unchanged(before, "cached");
-	lb_cpubatch_drain_obj(fx.pc, &o.node);
-	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &o, &o.node, 2), -ERANGE));
+	lb_cpubatch_drain_obj(backend_fixture.pc, &o.node);
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node,
+					     2), -ERANGE));
 }
 
 Test(settle, bad_input_changes_nothing)
 {
-	struct lb_backend_ops norc = fx_ops;
+	struct lb_backend_ops norc = backend_ops;
 	struct lb_cpubatch *other, *blind;
-	struct fx_obj o, f, never, b;
+	struct test_obj o, f, never, b;
 	uint64_t before[NSLOTS];
 
-	fx_obj_init(&o, 0);
-	fx_obj_init(&f, 1);
-	fx_obj_init(&never, 2);
-	fx_obj_init(&b, 3);
-	fx_add(&o, 3, 1);
-	other = fx_other(&fx_ops);
+	backend_obj_init(&o, 0);
+	backend_obj_init(&f, 1);
+	backend_obj_init(&never, 2);
+	backend_obj_init(&b, 3);
+	backend_add(&o, 3, 1);
+	other = backend_other(&backend_ops);
 	cr_assert(ne(ptr, other, NULL));
 	norc.refcount = NULL;
-	blind = fx_other(&norc);
+	blind = backend_other(&norc);
 	cr_assert(ne(ptr, blind, NULL));
-	fx_set_cpu(1);
+	backend_set_cpu(1);
 	cr_assert(eq(int, lb_cpubatch_add(other, &f, &f.node, 1), 0));
 	cr_assert(eq(int, lb_cpubatch_add(blind, &b, &b.node, 1), 0));
 	snap(before);
 	cr_assert(eq(int, lb_cpubatch_settle(NULL, &o, &o.node, 1), -EINVAL));
-	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, NULL, &o.node, 1), -EINVAL));
-	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &o, NULL, 1), -EINVAL));
-	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &o, &o.node, -1), -EINVAL));
-	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &o, &o.node, LONG_MIN), -EINVAL));
-	cr_assert(eq(int, lb_cpubatch_settle_held(fx.pc, &o, &o.node, 1, -3), -EINVAL));
-	cr_assert(eq(int, lb_cpubatch_settle_held(fx.pc, &o, &o.node, LONG_MAX, 1),
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, NULL, &o.node,
+					     1), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, NULL, 1),
+		     -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node,
+					     -1), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node,
+					     LONG_MIN), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_settle_held(backend_fixture.pc, &o,
+						  &o.node, 1, -3), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_settle_held(backend_fixture.pc, &o,
+						  &o.node, LONG_MAX, 1),
 		     -EINVAL), "overflow");
-	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &never, &never.node, 1), -ENOENT));
-	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &f, &f.node, 1), -EXDEV));
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &never,
+					     &never.node, 1), -ENOENT));
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &f, &f.node,
+					     1), -EXDEV));
 	cr_assert(eq(int, lb_cpubatch_settle(blind, &b, &b.node, 1), -EOPNOTSUPP));
 	assert_unchanged(before, "bad input");
 	cr_assert(eq(u32, o.node.slot, 4), "still cached");
-	cr_assert(eq(u64, fx_stats().drain.settled + fx_stats().drain.drained +
-		     fx_stats().drain.busy, 0), "no outcome counted");
-	cr_assert(eq(uint, fx_commits(&f) + fx_commits(&b), 0));
+	cr_assert(eq(u64,
+		     backend_stats().drain.settled + backend_stats().drain.drained +
+		     backend_stats().drain.busy, 0), "no outcome counted");
+	cr_assert(eq(uint, backend_commits(&f) + backend_commits(&b), 0));
 	cr_assert(eq(int, lb_cpubatch_destroy(other), 0));
 	cr_assert(eq(int, lb_cpubatch_destroy(blind), 0));
-	lb_cpubatch_drain_all(fx.pc);
-	cr_assert(eq(uint, fx_commits(&o), 1), "nothing lost");
-	cr_assert(eq(uint, fx_commits(&f), 1));
-	cr_assert(eq(uint, fx_commits(&b), 1));
-	cr_assert(eq(long, fx_refcount(&o) + fx_refcount(&f) + fx_refcount(&b), 3));
+	lb_cpubatch_drain_all(backend_fixture.pc);
+	cr_assert(eq(uint, backend_commits(&o), 1), "nothing lost");
+	cr_assert(eq(uint, backend_commits(&f), 1));
+	cr_assert(eq(uint, backend_commits(&b), 1));
+	cr_assert(eq(long,
+		     backend_refcount(&o) + backend_refcount(&f) + backend_refcount(&b), 3));
 }
 
 /*
@@ -193,13 +215,14 @@ Test(settle, bad_input_changes_nothing)
  */
 static int in_after, release_after, release_on_wait;
 
-static void hold_after(struct fx_env *e, void **objs, unsigned int n)
+static void hold_after(struct backend_fixture *f, struct test_backend *be,
+		       void **objs, unsigned int n)
 {
 	__atomic_store_n(&in_after, 1, __ATOMIC_RELEASE);
 	for (;;) {
 		if (__atomic_load_n(&release_after, __ATOMIC_ACQUIRE))
 			break;
-		if (release_on_wait && fx_stats().drain.settle_waits > 0)
+		if (release_on_wait && backend_stats().drain.settle_waits > 0)
 			break;
 		sched_yield();
 	}
@@ -207,21 +230,22 @@ static void hold_after(struct fx_env *e, void **objs, unsigned int n)
 
 static void *flush_thread(void *arg)
 {
-	lb_cpubatch_drain_obj(fx.pc, arg);
+	lb_cpubatch_drain_obj(backend_fixture.pc, arg);
 	return NULL;
 }
 
-static void start_in_flight(struct fx_obj *o, pthread_t *t, int on_wait)
+static void start_in_flight(struct test_obj *o, pthread_t *t, int on_wait)
 {
 	in_after = release_after = 0;
 	release_on_wait = on_wait;
-	fx_add(o, 1, 1);
-	fx.on_after = hold_after;
+	backend_add(o, 1, 1);
+	backend_fixture.on_after = hold_after;
 	pthread_create(t, NULL, flush_thread, &o->node);
 	while (!__atomic_load_n(&in_after, __ATOMIC_ACQUIRE))
 		sched_yield();
 	cr_assert(eq(u32, o->node.slot, 0));
-	cr_assert(eq(long, fx_refcount(o), 2), "the batch's reference is in flight");
+	cr_assert(eq(long, backend_refcount(o), 2),
+		  "the batch's reference is in flight");
 }
 
 /*
@@ -233,48 +257,52 @@ static void start_in_flight(struct fx_obj *o, pthread_t *t, int on_wait)
 Test(settle, waits_for_the_flush_in_flight)
 {
 	unsigned int attempt, waits = 0;
-	struct fx_obj o;
+	struct test_obj o;
 	pthread_t t;
 	int rc = 0;
 
-	fx_obj_init(&o, 0);
+	backend_obj_init(&o, 0);
 	for (attempt = 1; attempt <= 8; attempt++) {
 		start_in_flight(&o, &t, 1);
-		rc = lb_cpubatch_settle(fx.pc, &o, &o.node, 1);
+		rc = lb_cpubatch_settle(backend_fixture.pc, &o, &o.node, 1);
 		cr_assert(rc == LB_SETTLED || rc == LB_BUSY, "settle: %d", rc);
-		cr_assert(eq(u64, fx_stats().drain.settle_waits, ++waits),
+		cr_assert(eq(u64, backend_stats().drain.settle_waits, ++waits),
 			  "settle decided without waiting for the flush");
 		pthread_join(t, NULL);
-		fx.on_after = NULL;
+		backend_fixture.on_after = NULL;
 		if (rc == LB_SETTLED)
 			break;
 	}
 	cr_assert(eq(int, rc, LB_SETTLED), "never SETTLED in %u attempts", attempt - 1);
-	cr_assert(eq(u64, fx_stats().total.flushes[LB_FLUSH_DRAIN_OBJ], attempt),
+	cr_assert(eq(u64, backend_stats().total.flushes[LB_FLUSH_DRAIN_OBJ],
+		     attempt),
 		  "the only flushes are the other thread's");
-	cr_assert(eq(uint, fx_commits(&o), attempt));
+	cr_assert(eq(uint, backend_commits(&o), attempt));
 }
 
 Test(settle, gives_up_after_the_bound)
 {
-	struct fx_obj o;
+	struct test_obj o;
 	pthread_t t;
 	uint64_t t0;
 	struct timespec ts;
 
-	fx_obj_init(&o, 0);
+	backend_obj_init(&o, 0);
 	start_in_flight(&o, &t, 0);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	t0 = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &o, &o.node, 1), LB_BUSY));
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node,
+					     1), LB_BUSY));
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	cr_assert(ge(u64, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec - t0,
 		     LB_CPUBATCH_SETTLE_WAIT_NS), "BUSY only after the full wait");
-	cr_assert(eq(u64, fx_stats().drain.settle_waits, 1));
+	cr_assert(eq(u64, backend_stats().drain.settle_waits, 1));
 	__atomic_store_n(&release_after, 1, __ATOMIC_RELEASE);
 	pthread_join(t, NULL);
-	cr_assert(eq(int, lb_cpubatch_settle(fx.pc, &o, &o.node, 1), LB_SETTLED),
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node,
+					     1), LB_SETTLED),
 		  "the retry succeeds once the flush is done");
-	cr_assert(eq(u64, fx_stats().total.flushes[LB_FLUSH_DRAIN_OBJ], 1));
-	fx.on_after = NULL;
+	cr_assert(eq(u64, backend_stats().total.flushes[LB_FLUSH_DRAIN_OBJ],
+		     1));
+	backend_fixture.on_after = NULL;
 }

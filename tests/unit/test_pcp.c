@@ -16,7 +16,7 @@ static uint64_t cached_units(void)
 {
 	struct lb_pcp_stats st;
 
-	lb_pcp_stats(p, &st, NULL, 0);
+	lb_pcp_stats(pcp_cache, &st, NULL, 0);
 	return (uint64_t)st.total.count;
 }
 
@@ -27,7 +27,7 @@ Test(pcp, create_rejects_bad_conf)
 	struct lb_pcp_conf c;
 	struct lb_pcp *q = NULL;
 
-	tb_conf(&c, &b, &env, LB_PCP_TUNE_LINUX, 0, 10, 100);
+	tb_conf(&c, &pcp_pool, &pcp_env, LB_PCP_TUNE_LINUX, 0, 10, 100);
 	cr_assert(eq(int, lb_pcp_create(&q, &c), -EINVAL), "batch 0");
 	c.batch = LB_PCP_BATCH_MAX + 1;
 	cr_assert(eq(int, lb_pcp_create(&q, &c), -EINVAL), "batch too big");
@@ -60,24 +60,27 @@ Test(pcp, bad_input_loses_nothing)
 	uint64_t before;
 
 	make(LB_PCP_TUNE_LINUX, 8, 32, 256);
-	cr_assert(eq(int, lb_pcp_alloc(p, 0, &o), 0));
+	cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &o), 0));
 	before = cached_units();
 	x = o;
-	cr_assert(eq(int, lb_pcp_alloc(p, 4, &x), -EINVAL), "order above max");
+	cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 4, &x), -EINVAL),
+		  "order above max");
 	cr_assert(eq(ptr, x, o), "*out touched on error");
-	cr_assert(eq(int, lb_pcp_alloc(p, 0, NULL), -EINVAL));
+	cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, NULL), -EINVAL));
 	cr_assert(eq(int, lb_pcp_alloc(NULL, 0, &x), -EINVAL));
-	cr_assert(eq(int, lb_pcp_free(p, NULL, 0), -EINVAL), "free NULL");
-	cr_assert(eq(int, lb_pcp_free(p, o, 4), -EINVAL), "free order above max");
+	cr_assert(eq(int, lb_pcp_free(pcp_cache, NULL, 0), -EINVAL),
+		  "free NULL");
+	cr_assert(eq(int, lb_pcp_free(pcp_cache, o, 4), -EINVAL),
+		  "free order above max");
 	cr_assert(eq(int, lb_pcp_free(NULL, o, 0), -EINVAL));
 	cr_assert(eq(u64, cached_units(), before), "state changed on error");
-	cr_assert(eq(int, lb_pcp_free(p, o, 0), 0));
-	cr_assert(eq(long, lb_pcp_drain(p, -1), -EINVAL));
+	cr_assert(eq(int, lb_pcp_free(pcp_cache, o, 0), 0));
+	cr_assert(eq(long, lb_pcp_drain(pcp_cache, -1), -EINVAL));
 	cr_assert(eq(long, lb_pcp_drain_all(NULL), -EINVAL));
 	cr_assert(eq(int, lb_pcp_decay(NULL), -EINVAL));
-	cr_assert(eq(int, lb_pcp_stats(p, NULL, NULL, 1), -EINVAL));
-	lb_pcp_drain_all(p);
-	cr_assert(eq(u64, tb_units_out(&b), 0), "objects lost");
+	cr_assert(eq(int, lb_pcp_stats(pcp_cache, NULL, NULL, 1), -EINVAL));
+	lb_pcp_drain_all(pcp_cache);
+	cr_assert(eq(u64, tb_units_out(&pcp_pool), 0), "objects lost");
 }
 
 Test(pcp, debug_double_free_is_refused)
@@ -85,19 +88,20 @@ Test(pcp, debug_double_free_is_refused)
 	struct lb_pcp_conf c;
 	void *o;
 
-	tb_conf(&c, &b, &env, LB_PCP_TUNE_LINUX, 8, 32, 256);
+	tb_conf(&c, &pcp_pool, &pcp_env, LB_PCP_TUNE_LINUX, 8, 32, 256);
 	c.flags = LB_PCP_F_DEBUG;
-	cr_assert(eq(int, lb_pcp_create(&p, &c), 0));
-	cr_assert(eq(int, lb_pcp_alloc(p, 1, &o), 0));
-	cr_assert(eq(int, lb_pcp_free(p, o, 1), 0));
-	cr_assert(eq(int, lb_pcp_free(p, o, 1), -EEXIST), "double free accepted");
-	env.cpu = 1;
-	cr_assert(eq(int, lb_pcp_free(p, o, 1), -EEXIST),
+	cr_assert(eq(int, lb_pcp_create(&pcp_cache, &c), 0));
+	cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 1, &o), 0));
+	cr_assert(eq(int, lb_pcp_free(pcp_cache, o, 1), 0));
+	cr_assert(eq(int, lb_pcp_free(pcp_cache, o, 1), -EEXIST),
+		  "double free accepted");
+	pcp_env.cpu = 1;
+	cr_assert(eq(int, lb_pcp_free(pcp_cache, o, 1), -EEXIST),
 		  "double free from another slot accepted");
 	cr_assert(eq(int, state(0).count + state(1).count, 8),
 		  "count changed by refused free");
-	lb_pcp_drain_all(p);
-	cr_assert(eq(u64, tb_units_out(&b), 0));
+	lb_pcp_drain_all(pcp_cache);
+	cr_assert(eq(u64, tb_units_out(&pcp_pool), 0));
 }
 
 /* kernel-6.12 notes §3.5: batch 63, high_min 640, high_max 16384. */
@@ -108,19 +112,19 @@ Test(pcp, linux_refill_grows_high_and_factor)
 	int i;
 
 	make(LB_PCP_TUNE_LINUX, 63, 640, 16384);
-	cr_assert(eq(int, lb_pcp_alloc(p, 0, &o[0]), 0));
+	cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &o[0]), 0));
 	s = state(0);
 	cr_assert(eq(int, s.high, 703), "high after first refill");
 	cr_assert(eq(int, s.alloc_factor, 1));
 	cr_assert(eq(int, s.count, 62));
 	for (i = 1; i < 64; i++)
-		cr_assert(eq(int, lb_pcp_alloc(p, 0, &o[i]), 0));
+		cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &o[i]), 0));
 	s = state(0);
 	cr_assert(eq(int, s.high, 829), "second refill adds batch << 1");
 	cr_assert(eq(int, s.count, 126 - 1));
-	cr_assert(eq(u64, b.alloc_calls, 2));
+	cr_assert(eq(u64, pcp_pool.alloc_calls, 2));
 	for (i = 0; i < 64; i++)
-		cr_assert(eq(int, lb_pcp_free(p, o[i], 0), 0));
+		cr_assert(eq(int, lb_pcp_free(pcp_cache, o[i], 0), 0));
 	cr_assert(eq(int, state(0).alloc_factor, 0), "frees halve alloc_factor");
 }
 
@@ -131,10 +135,10 @@ Test(pcp, fixed_keeps_high_and_flushes_a_batch)
 
 	make(LB_PCP_TUNE_FIXED, 8, 32, 256);
 	for (i = 0; i < 64; i++)
-		cr_assert(eq(int, lb_pcp_alloc(p, 0, &o[i]), 0));
-	cr_assert(eq(u64, b.alloc_calls, 8), "refills of exactly batch");
+		cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &o[i]), 0));
+	cr_assert(eq(u64, pcp_pool.alloc_calls, 8), "refills of exactly batch");
 	for (i = 0; i < 64; i++) {
-		cr_assert(eq(int, lb_pcp_free(p, o[i], 0), 0));
+		cr_assert(eq(int, lb_pcp_free(pcp_cache, o[i], 0), 0));
 		cr_assert(lt(int, state(0).count, 32));
 		cr_assert(eq(int, state(0).high, 32));
 	}
@@ -145,10 +149,10 @@ Test(pcp, order_weights_count_in_base_units)
 	void *o;
 
 	make(LB_PCP_TUNE_LINUX, 16, 64, 1024);
-	cr_assert(eq(int, lb_pcp_alloc(p, 3, &o), 0));
+	cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 3, &o), 0));
 	/* 16 >> 3 = 2 objects of 8 units, one handed out. */
 	cr_assert(eq(int, state(0).count, 8));
-	cr_assert(eq(int, lb_pcp_free(p, o, 3), 0));
+	cr_assert(eq(int, lb_pcp_free(pcp_cache, o, 3), 0));
 	cr_assert(eq(int, state(0).count, 16));
 	cr_assert(eq(int, state(0).flags & LB_PCP_TS_PREV_FREE_HIGH_ORDER,
 		     LB_PCP_TS_PREV_FREE_HIGH_ORDER));
@@ -160,21 +164,21 @@ Test(pcp, backend_empty_gives_enomem_after_one_retry)
 	void *o = NULL;
 
 	make(LB_PCP_TUNE_LINUX, 8, 32, 256);
-	b.fail_next = 1;
-	cr_assert(eq(int, lb_pcp_alloc(p, 0, &o), 0), "no retry");
-	cr_assert(eq(int, lb_pcp_free(p, o, 0), 0));
-	lb_pcp_drain_all(p);
+	pcp_pool.fail_next = 1;
+	cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &o), 0), "no retry");
+	cr_assert(eq(int, lb_pcp_free(pcp_cache, o, 0), 0));
+	lb_pcp_drain_all(pcp_cache);
 	o = NULL;
-	b.fail_next = 2;
-	cr_assert(eq(int, lb_pcp_alloc(p, 0, &o), -ENOMEM));
+	pcp_pool.fail_next = 2;
+	cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &o), -ENOMEM));
 	cr_assert(eq(ptr, o, NULL));
-	lb_pcp_stats(p, &st, NULL, 0);
+	lb_pcp_stats(pcp_cache, &st, NULL, 0);
 	cr_assert(eq(u64, st.total.retries, 2));
 	cr_assert(eq(u64, st.total.refills, 4), "empty refills are holds too");
 	cr_assert(eq(u64, st.total.refills + st.total.flushes +
 		     st.total.decay_drains + st.total.drains, st.backend_locks));
-	cr_assert(eq(int, lb_pcp_alloc(p, 0, &o), 0));
-	cr_assert(eq(int, lb_pcp_free(p, o, 0), 0));
+	cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &o), 0));
+	cr_assert(eq(int, lb_pcp_free(pcp_cache, o, 0), 0));
 }
 
 /*
@@ -187,7 +191,7 @@ Test(pcp, conf_fields_limits_and_defaults)
 	struct lb_pcp_stats st;
 	struct lb_pcp *q = NULL;
 
-	tb_conf(&c, &b, &env, LB_PCP_TUNE_LINUX, 8, 32, 256);
+	tb_conf(&c, &pcp_pool, &pcp_env, LB_PCP_TUNE_LINUX, 8, 32, 256);
 	c.nr_slots = LB_PCP_MAX_SLOTS + 1;
 	cr_assert(eq(int, lb_pcp_create(&q, &c), -EINVAL), "nr_slots");
 	c.nr_slots = 0;
@@ -228,7 +232,7 @@ Test(pcp, conf_fields_limits_and_defaults)
 	c.lock_kind = LB_LOCK_MUTEX;
 	c.backend.alloc_bulk = NULL;
 	cr_assert(eq(int, lb_pcp_create(&q, &c), -EINVAL), "no alloc_bulk");
-	c.backend = tb_ops(&b);
+	c.backend = tb_ops(&pcp_pool);
 	c.expire = LB_PCP_EXPIRE_MAX + 1;
 	cr_assert(eq(int, lb_pcp_create(&q, &c), -EINVAL), "expire");
 	c.expire = LB_PCP_EXPIRE_MAX;
@@ -253,33 +257,35 @@ Test(pcp, error_precedence)
 	void *o, *x = NULL;
 	char buf[64] __attribute__((aligned(16)));
 
-	tb_conf(&c, &b, &env, LB_PCP_TUNE_LINUX, 8, 32, 256);
+	tb_conf(&c, &pcp_pool, &pcp_env, LB_PCP_TUNE_LINUX, 8, 32, 256);
 	c.flags = LB_PCP_F_DEBUG;
-	cr_assert(eq(int, lb_pcp_create(&p, &c), 0));
-	cr_assert(eq(int, lb_pcp_alloc(p, 0, &o), 0));
-	cr_assert(eq(int, lb_pcp_free(p, o, 0), 0));
+	cr_assert(eq(int, lb_pcp_create(&pcp_cache, &c), 0));
+	cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &o), 0));
+	cr_assert(eq(int, lb_pcp_free(pcp_cache, o, 0), 0));
 	before = cached_units();
 	/* o is cached: -EEXIST only once the arguments are valid. */
 	cr_assert(eq(int, lb_pcp_free(NULL, o, 0), -EINVAL));
-	cr_assert(eq(int, lb_pcp_free(p, o, 4), -EINVAL), "range before state");
-	cr_assert(eq(int, lb_pcp_free(p, buf + 1, 0), -EINVAL), "misaligned");
+	cr_assert(eq(int, lb_pcp_free(pcp_cache, o, 4), -EINVAL),
+		  "range before state");
+	cr_assert(eq(int, lb_pcp_free(pcp_cache, buf + 1, 0), -EINVAL),
+		  "misaligned");
 	cr_assert(eq(int, lb_pcp_free(NULL, NULL, 99), -EINVAL));
-	cr_assert(eq(int, lb_pcp_free(p, o, 0), -EEXIST));
+	cr_assert(eq(int, lb_pcp_free(pcp_cache, o, 0), -EEXIST));
 	cr_assert(eq(int, lb_pcp_alloc(NULL, 99, NULL), -EINVAL));
-	cr_assert(eq(int, lb_pcp_alloc(p, 99, &x), -EINVAL));
+	cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 99, &x), -EINVAL));
 	cr_assert(eq(ptr, x, NULL));
 	cr_assert(eq(u64, cached_units(), before), "state changed on error");
 	cr_assert(eq(long, lb_pcp_drain(NULL, -1), -EINVAL));
 	cr_assert(eq(int, lb_pcp_stats(NULL, NULL, NULL, 1), -EINVAL));
 	cr_assert(eq(int, lb_pcp_slot_state(NULL, 99, NULL), -EINVAL));
-	cr_assert(eq(int, lb_pcp_slot_state(p, 99, &s), -EINVAL));
+	cr_assert(eq(int, lb_pcp_slot_state(pcp_cache, 99, &s), -EINVAL));
 	/* The instance before the thread's state. */
 	cr_assert(eq(int, lb_pcp_decay_thread_stop(NULL), -EINVAL));
-	cr_assert(eq(int, lb_pcp_decay_thread_stop(p), -ENOENT));
-	cr_assert(eq(int, lb_pcp_decay_thread_start(p), 0));
+	cr_assert(eq(int, lb_pcp_decay_thread_stop(pcp_cache), -ENOENT));
+	cr_assert(eq(int, lb_pcp_decay_thread_start(pcp_cache), 0));
 	cr_assert(eq(int, lb_pcp_decay_thread_start(NULL), -EINVAL));
-	cr_assert(eq(int, lb_pcp_decay_thread_start(p), -EEXIST));
-	cr_assert(eq(int, lb_pcp_decay_thread_stop(p), 0));
+	cr_assert(eq(int, lb_pcp_decay_thread_start(pcp_cache), -EEXIST));
+	cr_assert(eq(int, lb_pcp_decay_thread_stop(pcp_cache), 0));
 	/* create: @p, @conf, then the fields in declaration order. */
 	c.batch = 0;
 	c.backend.alloc_bulk = NULL;
@@ -308,15 +314,15 @@ Test(pcp, decay_tick_batches_its_drain)
 	cr_assert(eq(int, d, 1664));
 
 	make(LB_PCP_TUNE_LINUX, 63, 640, 16384);
-	env.cpu = 1;
+	pcp_env.cpu = 1;
 	for (i = 0; i < 16000; i++)
-		cr_assert(eq(int, lb_pcp_alloc(p, 0, &o[i]), 0));
+		cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &o[i]), 0));
 	for (i = 0; i < 16000; i++)
-		cr_assert(eq(int, lb_pcp_free(p, o[i], 0), 0));
-	lb_pcp_stats(p, NULL, ss, 4);
+		cr_assert(eq(int, lb_pcp_free(pcp_cache, o[i], 0), 0));
+	lb_pcp_stats(pcp_cache, NULL, ss, 4);
 	s = state(1);
-	lb_pcp_decay(p);
-	lb_pcp_stats(p, &st, ss, 4);
+	lb_pcp_decay(pcp_cache);
+	lb_pcp_stats(pcp_cache, &st, ss, 4);
 	cr_assert(gt(u64, ss[1].decay_units, 0), "nothing to decay: count %d high %d",
 		  s.count, s.high);
 	cr_assert(le(u64, st.total.max_hold_units, 63 << 5));
@@ -333,18 +339,18 @@ Test(pcp, drain_returns_everything_in_chunks)
 	int i, n;
 
 	make(LB_PCP_TUNE_LINUX, 16, 64, 100000);
-	env.cpu = 3;
+	pcp_env.cpu = 3;
 	for (i = 0; i < 5000; i++)
-		cr_assert(eq(int, lb_pcp_alloc(p, 0, &o[i]), 0));
+		cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &o[i]), 0));
 	for (i = 0; i < 5000; i++)
-		cr_assert(eq(int, lb_pcp_free(p, o[i], 0), 0));
+		cr_assert(eq(int, lb_pcp_free(pcp_cache, o[i], 0), 0));
 	n = state(3).count;
 	cr_assert(gt(int, n, 512), "setup left %d", n);
-	cr_assert(eq(long, lb_pcp_drain(p, 7), n), "7 folds to 3");
-	lb_pcp_stats(p, NULL, ss, 4);
+	cr_assert(eq(long, lb_pcp_drain(pcp_cache, 7), n), "7 folds to 3");
+	lb_pcp_stats(pcp_cache, NULL, ss, 4);
 	cr_assert(eq(int, state(3).count, 0));
 	cr_assert(le(u64, ss[3].max_hold_units, 16 << 5));
-	cr_assert(eq(u64, tb_units_out(&b), 0));
+	cr_assert(eq(u64, tb_units_out(&pcp_pool), 0));
 }
 
 Test(pcp, tick_follows_the_injected_clock)
@@ -352,15 +358,17 @@ Test(pcp, tick_follows_the_injected_clock)
 	struct lb_pcp_stats st;
 
 	make(LB_PCP_TUNE_LINUX, 8, 32, 256);
-	cr_assert(eq(int, lb_pcp_tick(p), 0), "decayed before an interval");
-	env.now = 999999999ull;
-	cr_assert(eq(int, lb_pcp_tick(p), 0));
-	env.now = 1000000000ull;
-	cr_assert(eq(int, lb_pcp_tick(p), 1));
-	cr_assert(eq(int, lb_pcp_tick(p), 0), "two decays in one interval");
-	env.now = 5000000000ull;
-	cr_assert(eq(int, lb_pcp_tick(p), 1), "one decay per call");
-	lb_pcp_stats(p, &st, NULL, 0);
+	cr_assert(eq(int, lb_pcp_tick(pcp_cache), 0),
+		  "decayed before an interval");
+	pcp_env.now = 999999999ull;
+	cr_assert(eq(int, lb_pcp_tick(pcp_cache), 0));
+	pcp_env.now = 1000000000ull;
+	cr_assert(eq(int, lb_pcp_tick(pcp_cache), 1));
+	cr_assert(eq(int, lb_pcp_tick(pcp_cache), 0),
+		  "two decays in one interval");
+	pcp_env.now = 5000000000ull;
+	cr_assert(eq(int, lb_pcp_tick(pcp_cache), 1), "one decay per call");
+	lb_pcp_stats(pcp_cache, &st, NULL, 0);
 	cr_assert(eq(u64, st.ticks, 2));
 }
 
@@ -370,18 +378,19 @@ Test(pcp, decay_thread_runs_on_the_injected_clock)
 	int i;
 
 	make(LB_PCP_TUNE_LINUX, 8, 32, 256);
-	cr_assert(eq(int, lb_pcp_decay_thread_start(p), 0));
-	cr_assert(eq(int, lb_pcp_decay_thread_start(p), -EEXIST));
+	cr_assert(eq(int, lb_pcp_decay_thread_start(pcp_cache), 0));
+	cr_assert(eq(int, lb_pcp_decay_thread_start(pcp_cache), -EEXIST));
 	for (i = 1; i <= 3; i++) {
-		__atomic_store_n(&env.now, i * 1000000000ull, __ATOMIC_RELEASE);
+		__atomic_store_n(&pcp_env.now, i * 1000000000ull,
+				 __ATOMIC_RELEASE);
 		do {
 			sched_yield();
-			lb_pcp_stats(p, &st, NULL, 0);
+			lb_pcp_stats(pcp_cache, &st, NULL, 0);
 		} while (st.ticks < (uint64_t)i);
 		cr_assert(eq(u64, st.ticks, (uint64_t)i), "one tick per interval");
 	}
-	cr_assert(eq(int, lb_pcp_decay_thread_stop(p), 0));
-	cr_assert(eq(int, lb_pcp_decay_thread_stop(p), -ENOENT));
+	cr_assert(eq(int, lb_pcp_decay_thread_stop(pcp_cache), 0));
+	cr_assert(eq(int, lb_pcp_decay_thread_stop(pcp_cache), -ENOENT));
 }
 
 Test(pcp, size_like_zone_batchsize_and_highsize)
@@ -492,32 +501,32 @@ Test(pcp, adaptive_refills_from_peer_slot)
 	int i;
 
 	make(LB_PCP_TUNE_ADAPTIVE, 8, 1024, 4096);
-	env.cpu = 1;
+	pcp_env.cpu = 1;
 	for (i = 0; i < 600; i++)
-		cr_assert(eq(int, lb_pcp_alloc(p, 0, &o[i]), 0));
+		cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &o[i]), 0));
 	for (i = 0; i < 600; i++)
-		cr_assert(eq(int, lb_pcp_free(p, o[i], 0), 0));
+		cr_assert(eq(int, lb_pcp_free(pcp_cache, o[i], 0), 0));
 	cr_assert(gt(int, state(1).count, 8), "setup: slot 1 holds %d",
 		  state(1).count);
-	lb_lock_stats(lb_pcp_backend_lock(p), &ls);
-	env.cpu = 2;
-	cr_assert(eq(int, lb_pcp_alloc(p, 0, &x), 0));
-	lb_pcp_stats(p, &st, ss, 4);
+	lb_lock_stats(lb_pcp_backend_lock(pcp_cache), &ls);
+	pcp_env.cpu = 2;
+	cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &x), 0));
+	lb_pcp_stats(pcp_cache, &st, ss, 4);
 	cr_assert(eq(u64, st.backend_locks, ls.acquisitions),
 		  "refill went to the back-end");
 	cr_assert(eq(u64, ss[2].steals, 1));
 	cr_assert(ge(int, state(1).count, 8), "peer left below one batch");
-	cr_assert(eq(int, lb_pcp_free(p, x, 0), 0));
+	cr_assert(eq(int, lb_pcp_free(pcp_cache, x, 0), 0));
 	/* LINUX never steals. */
-	lb_pcp_destroy(p);
+	lb_pcp_destroy(pcp_cache);
 	make(LB_PCP_TUNE_LINUX, 8, 1024, 4096);
-	env.cpu = 1;
-	cr_assert(eq(int, lb_pcp_alloc(p, 0, &x), 0));
-	cr_assert(eq(int, lb_pcp_free(p, x, 0), 0));
-	env.cpu = 2;
-	cr_assert(eq(int, lb_pcp_alloc(p, 0, &x), 0));
-	lb_pcp_stats(p, &st, ss, 4);
+	pcp_env.cpu = 1;
+	cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &x), 0));
+	cr_assert(eq(int, lb_pcp_free(pcp_cache, x, 0), 0));
+	pcp_env.cpu = 2;
+	cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &x), 0));
+	lb_pcp_stats(pcp_cache, &st, ss, 4);
 	cr_assert(eq(u64, ss[2].steals, 0));
 	cr_assert(eq(u64, ss[2].refills, 1));
-	cr_assert(eq(int, lb_pcp_free(p, x, 0), 0));
+	cr_assert(eq(int, lb_pcp_free(pcp_cache, x, 0), 0));
 }

@@ -28,7 +28,7 @@ static struct lb_pcp_slot_stats slot_stats(unsigned int slot)
 {
 	struct lb_pcp_slot_stats ss[4];
 
-	lb_pcp_stats(p, NULL, ss, 4);
+	lb_pcp_stats(pcp_cache, NULL, ss, 4);
 	return ss[slot];
 }
 
@@ -49,21 +49,22 @@ static void c05(enum lb_pcp_tuner t)
 	int i, n = 3000, tick, bound;
 
 	make(t, 16, 256, 4096);
-	env.cpu = 2;
+	pcp_env.cpu = 2;
 	for (i = 0; i < n; i++)
-		cr_assert(eq(int, lb_pcp_alloc(p, 0, &objs[i]), 0));
+		cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &objs[i]), 0));
 	for (i = 0; i < n; i++)
-		cr_assert(eq(int, lb_pcp_free(p, objs[i], 0), 0));
+		cr_assert(eq(int, lb_pcp_free(pcp_cache, objs[i], 0), 0));
 	s = state(2);
 	cr_assert(gt(int, s.count, s.high_min), "%s: setup count %d",
 		  lb_pcp_tuner_name(t), s.count);
 	bound = (int)ceil(log((double)s.high / s.high_min) / log(8.0 / 7)) + 2;
-	cr_assert(eq(int, lb_pcp_decay_thread_start(p), 0));
+	cr_assert(eq(int, lb_pcp_decay_thread_start(pcp_cache), 0));
 	for (tick = 1; tick <= bound; tick++) {
-		__atomic_store_n(&env.now, tick * 1000000000ull, __ATOMIC_RELEASE);
+		__atomic_store_n(&pcp_env.now, tick * 1000000000ull,
+				 __ATOMIC_RELEASE);
 		do {
 			sched_yield();
-			lb_pcp_stats(p, &st, NULL, 0);
+			lb_pcp_stats(pcp_cache, &st, NULL, 0);
 		} while (st.ticks < (uint64_t)tick);
 		s = state(2);
 		cr_assert(ge(int, s.high, s.high_min), "%s: tick %d high %d",
@@ -71,7 +72,7 @@ static void c05(enum lb_pcp_tuner t)
 		if (s.count <= s.high_min)
 			break;
 	}
-	lb_pcp_decay_thread_stop(p);
+	lb_pcp_decay_thread_stop(pcp_cache);
 	cr_assert(le(int, s.count, s.high_min), "%s: count %d after %d ticks",
 		  lb_pcp_tuner_name(t), s.count, bound);
 }
@@ -103,7 +104,7 @@ static void *c06_freer(void *arg)
 
 	my_cpu = 1;
 	for (i = 0; i < a->n; i++)
-		if (lb_pcp_free(p, a->objs[i], 0))
+		if (lb_pcp_free(pcp_cache, a->objs[i], 0))
 			return (void *)1;
 	return NULL;
 }
@@ -118,17 +119,17 @@ Test(pcp_cases, c06_free_only_thread_then_drain_all)
 
 	make(LB_PCP_TUNE_LINUX, 16, 256, 2048);
 	/* Objects come from the back-end directly: the thread only frees. */
-	got = tb_alloc_bulk(&b, 0, objs, 5000);
+	got = tb_alloc_bulk(&pcp_pool, 0, objs, 5000);
 	cr_assert(eq(int, got, 5000));
 	cr_assert(eq(int, pthread_create(&th, NULL, c06_freer, &a), 0));
 	pthread_join(th, &ret);
 	cr_assert(eq(ptr, ret, NULL));
 	cr_assert(gt(int, state(1).count, 0));
-	cr_assert(ge(long, lb_pcp_drain_all(p), 1));
+	cr_assert(ge(long, lb_pcp_drain_all(pcp_cache), 1));
 	for (got = 0; got < 4; got++)
 		cr_assert(eq(int, state((unsigned)got).count, 0));
 	/* allocated = freed + live: nothing live, nothing cached. */
-	cr_assert(eq(u64, tb_units_out(&b), 0));
+	cr_assert(eq(u64, tb_units_out(&pcp_pool), 0));
 }
 
 /*
@@ -142,14 +143,16 @@ static void c08(enum lb_pcp_tuner t)
 
 	make(t, 16, 64, 8192);
 	for (round = 0; round < 40; round++) {
-		env.cpu = 0;
+		pcp_env.cpu = 0;
 		for (i = 0; i < k; i++)
-			cr_assert(eq(int, lb_pcp_alloc(p, 0, &objs[i]), 0));
-		env.cpu = 1;
+			cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &objs[i]),
+				     0));
+		pcp_env.cpu = 1;
 		for (i = 0; i < k; i++)
-			cr_assert(eq(int, lb_pcp_free(p, objs[i], 0), 0));
+			cr_assert(eq(int, lb_pcp_free(pcp_cache, objs[i], 0),
+				     0));
 	}
-	lb_pcp_stats(p, &st, NULL, 0);
+	lb_pcp_stats(pcp_cache, &st, NULL, 0);
 	cr_assert(ge(u64, st.total.refill_units + st.total.flush_units,
 		     16 * st.backend_locks), "%s: %llu units in %llu holds",
 		  lb_pcp_tuner_name(t),
@@ -189,18 +192,21 @@ static void c11(enum lb_pcp_tuner t, int n)
 	make(t, batch, 128, 4096);
 	/* Warm: take enough objects to cross high when returned. */
 	for (i = 0; i < 2000; i++)
-		cr_assert(eq(int, lb_pcp_alloc(p, 0, &objs[i]), 0));
+		cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &objs[i]), 0));
 	for (i = 0; i < 1000; i++)
-		cr_assert(eq(int, lb_pcp_free(p, objs[1000 + i], 0), 0));
+		cr_assert(eq(int, lb_pcp_free(pcp_cache, objs[1000 + i], 0),
+			     0));
 	s0 = slot_stats(0);
 	for (cyc = 0; ops < 10000; cyc++) {
 		for (i = 0; i < n; i++, ops++) {
-			cr_assert(eq(int, lb_pcp_free(p, objs[i], 0), 0));
+			cr_assert(eq(int, lb_pcp_free(pcp_cache, objs[i], 0),
+				     0));
 			cr_assert(gt(int, state(0).count, 0),
 				  "%s n=%d: flushed to empty", lb_pcp_tuner_name(t), n);
 		}
 		for (i = 0; i < n; i++, ops++)
-			cr_assert(eq(int, lb_pcp_alloc(p, 0, &objs[i]), 0));
+			cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &objs[i]),
+				     0));
 	}
 	s1 = slot_stats(0);
 	cr_assert(eq(u64, s1.refills, s0.refills), "%s n=%d: %llu refills",
@@ -210,9 +216,9 @@ static void c11(enum lb_pcp_tuner t, int n)
 		  "%s n=%d: %llu flushes in %d cycles", lb_pcp_tuner_name(t), n,
 		  (unsigned long long)(s1.flushes - s0.flushes), cyc);
 	for (i = 0; i < n; i++)
-		lb_pcp_free(p, objs[i], 0);
+		lb_pcp_free(pcp_cache, objs[i], 0);
 	for (i = n; i < 1000; i++)
-		lb_pcp_free(p, objs[i], 0);
+		lb_pcp_free(pcp_cache, objs[i], 0);
 }
 
 Test(pcp_cases, c11_alternating_free_alloc_has_hysteresis)
@@ -224,9 +230,9 @@ Test(pcp_cases, c11_alternating_free_alloc_has_hysteresis)
 	for (t = LB_PCP_TUNE_LINUX; t < LB_PCP_TUNE_NR; t++) {
 		for (i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
 			c11(t, ns[i]);
-			lb_pcp_destroy(p);
-			p = NULL;
-			cr_assert(eq(u64, tb_units_out(&b), 0));
+			lb_pcp_destroy(pcp_cache);
+			pcp_cache = NULL;
+			cr_assert(eq(u64, tb_units_out(&pcp_pool), 0));
 		}
 	}
 }
@@ -238,21 +244,21 @@ static void c12(enum lb_pcp_tuner t)
 	int i, n = 40000;
 
 	make(t, 8, 32, 100000);
-	env.cpu = 0;
+	pcp_env.cpu = 0;
 	for (i = 0; i < n; i++)
-		cr_assert(eq(int, lb_pcp_alloc(p, 0, &objs[i]), 0));
-	lb_pcp_decay(p);
-	env.cpu = 1;
+		cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &objs[i]), 0));
+	lb_pcp_decay(pcp_cache);
+	pcp_env.cpu = 1;
 	for (i = 0; i < n; i++)
-		cr_assert(eq(int, lb_pcp_free(p, objs[i], 0), 0));
-	lb_pcp_decay(p);
-	lb_pcp_drain_all(p);
-	lb_pcp_stats(p, &st, NULL, 0);
+		cr_assert(eq(int, lb_pcp_free(pcp_cache, objs[i], 0), 0));
+	lb_pcp_decay(pcp_cache);
+	lb_pcp_drain_all(pcp_cache);
+	lb_pcp_stats(pcp_cache, &st, NULL, 0);
 	cr_assert(le(u64, st.total.max_hold_units, 8 << 5), "%s: %llu",
 		  lb_pcp_tuner_name(t),
 		  (unsigned long long)st.total.max_hold_units);
-	cr_assert(le(u64, b.max_call_units, 8 << 5));
-	cr_assert(eq(u64, tb_units_out(&b), 0));
+	cr_assert(le(u64, pcp_pool.max_call_units, 8 << 5));
+	cr_assert(eq(u64, tb_units_out(&pcp_pool), 0));
 }
 
 Test(pcp_cases, c12_free_burst_holds_at_most_batch_shl5)
@@ -261,7 +267,7 @@ Test(pcp_cases, c12_free_burst_holds_at_most_batch_shl5)
 
 	for (t = 0; t < LB_PCP_TUNE_NR; t++) {
 		c12(t);
-		lb_pcp_destroy(p);
-		p = NULL;
+		lb_pcp_destroy(pcp_cache);
+		pcp_cache = NULL;
 	}
 }

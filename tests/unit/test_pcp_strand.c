@@ -30,7 +30,7 @@ static struct lb_pcp_slot_stats slot_stats(unsigned int slot)
 {
 	struct lb_pcp_slot_stats ss[LB_PCP_MAX_SLOTS];
 
-	lb_pcp_stats(p, NULL, ss, LB_PCP_MAX_SLOTS);
+	lb_pcp_stats(pcp_cache, NULL, ss, LB_PCP_MAX_SLOTS);
 	return ss[slot];
 }
 
@@ -38,7 +38,7 @@ static uint64_t cached_units(void)
 {
 	struct lb_pcp_stats st;
 
-	lb_pcp_stats(p, &st, NULL, 0);
+	lb_pcp_stats(pcp_cache, &st, NULL, 0);
 	return (uint64_t)st.total.count;
 }
 
@@ -48,7 +48,7 @@ static void assert_holds_add_up(void)
 	struct lb_pcp_stats st;
 	const struct lb_pcp_slot_stats *t = &st.total;
 
-	lb_pcp_stats(p, &st, NULL, 0);
+	lb_pcp_stats(pcp_cache, &st, NULL, 0);
 	cr_assert(eq(u64, t->refills + t->flushes + t->decay_drains + t->drains,
 		     st.backend_locks));
 }
@@ -60,20 +60,20 @@ static void make_small(enum lb_pcp_tuner t, unsigned int per_order,
 {
 	struct lb_pcp_conf c;
 
-	tb_fini(&b);
-	cr_assert(eq(int, tb_init(&b, 1, per_order), 0));
-	tb_conf(&c, &b, &env, t, batch, high_min, high_max);
+	tb_fini(&pcp_pool);
+	cr_assert(eq(int, tb_init(&pcp_pool, 1, per_order), 0));
+	tb_conf(&c, &pcp_pool, &pcp_env, t, batch, high_min, high_max);
 	c.nr_slots = nr_slots;
 	c.max_order = 0;
 	c.flags = flags;
 	c.cpu_fn = strand_cpu;
-	cr_assert(eq(int, lb_pcp_create(&p, &c), 0));
+	cr_assert(eq(int, lb_pcp_create(&pcp_cache, &c), 0));
 }
 
 static void *c16_alloc_and_exit(void *arg)
 {
 	my_cpu = 1;
-	return lb_pcp_alloc(p, 0, arg) ? NULL : arg;
+	return lb_pcp_alloc(pcp_cache, 0, arg) ? NULL : arg;
 }
 
 /*
@@ -91,11 +91,12 @@ static void c16(enum lb_pcp_tuner t)
 	cr_assert(eq(int, pthread_create(&th, NULL, c16_alloc_and_exit, &x), 0));
 	pthread_join(th, &ret);
 	cr_assert(eq(ptr, ret, &x), "%s: slot 1 allocation", lb_pcp_tuner_name(t));
-	env.cpu = 2;
-	cr_assert(eq(int, lb_pcp_free(p, x, 0), 0));
+	pcp_env.cpu = 2;
+	cr_assert(eq(int, lb_pcp_free(pcp_cache, x, 0), 0));
 	cr_assert(eq(int, state(2).count, 1), "setup: slot 2 caches it");
-	env.cpu = 3;
-	cr_assert(eq(int, lb_pcp_alloc(p, 0, &y), 0), "%s: stranded in slot 2",
+	pcp_env.cpu = 3;
+	cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &y), 0),
+		  "%s: stranded in slot 2",
 		  lb_pcp_tuner_name(t));
 	cr_assert(eq(ptr, y, x));
 	s3 = slot_stats(3);
@@ -105,13 +106,13 @@ static void c16(enum lb_pcp_tuner t)
 	cr_assert(eq(u64, slot_stats(2).drains, 1));
 	assert_holds_add_up();
 	/* Nothing anywhere now: -ENOMEM after one retry, *out untouched. */
-	env.cpu = 0;
+	pcp_env.cpu = 0;
 	y = NULL;
-	cr_assert(eq(int, lb_pcp_alloc(p, 0, &y), -ENOMEM));
+	cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &y), -ENOMEM));
 	cr_assert(eq(ptr, y, NULL));
 	cr_assert(eq(u64, slot_stats(0).retries, 1));
 	assert_holds_add_up();
-	cr_assert(eq(int, lb_pcp_free(p, x, 0), 0));
+	cr_assert(eq(int, lb_pcp_free(pcp_cache, x, 0), 0));
 }
 
 Test(pcp_strand, c16_empty_backend_drains_other_slots_and_retries)
@@ -120,9 +121,9 @@ Test(pcp_strand, c16_empty_backend_drains_other_slots_and_retries)
 
 	for (t = 0; t < LB_PCP_TUNE_NR; t++) {
 		c16(t);
-		lb_pcp_destroy(p);
-		p = NULL;
-		cr_assert(eq(u64, tb_units_out(&b), 0));
+		lb_pcp_destroy(pcp_cache);
+		pcp_cache = NULL;
+		cr_assert(eq(u64, tb_units_out(&pcp_pool), 0));
 	}
 }
 
@@ -137,20 +138,21 @@ Test(pcp_strand, c16_adaptive_steal_leftover_is_reachable)
 	int i;
 
 	make_small(LB_PCP_TUNE_ADAPTIVE, 24, 4, 8, 64, 64, 0);
-	env.cpu = 1;
+	pcp_env.cpu = 1;
 	for (i = 0; i < 24; i++)
-		cr_assert(eq(int, lb_pcp_alloc(p, 0, &o[i]), 0));
+		cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &o[i]), 0));
 	for (i = 0; i < 24; i++)
-		cr_assert(eq(int, lb_pcp_free(p, o[i], 0), 0));
+		cr_assert(eq(int, lb_pcp_free(pcp_cache, o[i], 0), 0));
 	cr_assert(eq(int, state(1).count, 24), "setup: slot 1 holds the pool");
-	env.cpu = 2;
+	pcp_env.cpu = 2;
 	for (i = 0; i < 24; i++)
-		cr_assert(eq(int, lb_pcp_alloc(p, 0, &o[i]), 0), "object %d", i);
+		cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &o[i]), 0),
+			  "object %d", i);
 	cr_assert(ge(u64, slot_stats(2).steals, 1));
 	cr_assert(eq(u64, slot_stats(2).retries, 1));
 	assert_holds_add_up();
 	for (i = 0; i < 24; i++)
-		cr_assert(eq(int, lb_pcp_free(p, o[i], 0), 0));
+		cr_assert(eq(int, lb_pcp_free(pcp_cache, o[i], 0), 0));
 }
 
 /* One decay tick, with the owner of slot 0 still at work. */
@@ -158,10 +160,10 @@ static void tick_with_slot0_busy(void)
 {
 	void *x;
 
-	env.cpu = 0;
-	cr_assert(eq(int, lb_pcp_alloc(p, 0, &x), 0));
-	cr_assert(eq(int, lb_pcp_free(p, x, 0), 0));
-	lb_pcp_decay(p);
+	pcp_env.cpu = 0;
+	cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &x), 0));
+	cr_assert(eq(int, lb_pcp_free(pcp_cache, x, 0), 0));
+	lb_pcp_decay(pcp_cache);
 }
 
 /*
@@ -176,17 +178,18 @@ static uint64_t c17(enum lb_pcp_tuner t, unsigned int visited,
 	unsigned int s, tick, periods = expire ? expire : LB_PCP_EXPIRE_DEFAULT;
 	int i;
 
-	tb_conf(&c, &b, &env, t, 8, 32, 256);
+	tb_conf(&c, &pcp_pool, &pcp_env, t, 8, 32, 256);
 	c.nr_slots = 8;
 	c.expire = expire;
 	c.cpu_fn = strand_cpu;
-	cr_assert(eq(int, lb_pcp_create(&p, &c), 0));
+	cr_assert(eq(int, lb_pcp_create(&pcp_cache, &c), 0));
 	for (s = visited; s-- > 0;) {
-		env.cpu = (int)s;
+		pcp_env.cpu = (int)s;
 		for (i = 0; i < 5; i++)
-			cr_assert(eq(int, lb_pcp_alloc(p, 0, &o[i]), 0));
+			cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &o[i]),
+				     0));
 		for (i = 0; i < 5; i++)
-			cr_assert(eq(int, lb_pcp_free(p, o[i], 0), 0));
+			cr_assert(eq(int, lb_pcp_free(pcp_cache, o[i], 0), 0));
 	}
 	for (s = 1; s < visited; s++)
 		cr_assert(gt(int, state(s).count, 0), "setup: slot %u", s);
@@ -213,19 +216,19 @@ Test(pcp_strand, c17_idle_slots_expire_total_does_not_grow)
 
 	for (t = 0; t < LB_PCP_TUNE_NR; t++) {
 		one = c17(t, 1, LB_PCP_EXPIRE_DEFAULT);
-		lb_pcp_destroy(p);
+		lb_pcp_destroy(pcp_cache);
 		eight = c17(t, 8, 0);	/* 0: the default */
-		lb_pcp_destroy(p);
-		p = NULL;
+		lb_pcp_destroy(pcp_cache);
+		pcp_cache = NULL;
 		cr_assert(eq(u64, eight, one), "%s: cached %llu after 8 slots, "
 			  "%llu after 1", lb_pcp_tuner_name(t),
 			  (unsigned long long)eight, (unsigned long long)one);
 		eight = c17(t, 8, 7);
-		lb_pcp_destroy(p);
-		p = NULL;
+		lb_pcp_destroy(pcp_cache);
+		pcp_cache = NULL;
 		cr_assert(eq(u64, eight, one), "%s: expire 7",
 			  lb_pcp_tuner_name(t));
-		cr_assert(eq(u64, tb_units_out(&b), 0));
+		cr_assert(eq(u64, tb_units_out(&pcp_pool), 0));
 	}
 }
 
@@ -236,16 +239,16 @@ Test(pcp_strand, c17_remote_frees_expire_too)
 	int i, tick;
 
 	make(LB_PCP_TUNE_LINUX, 8, 32, 256);
-	cr_assert(eq(int, tb_alloc_bulk(&b, 0, o, 300), 300));
-	env.cpu = 3;
+	cr_assert(eq(int, tb_alloc_bulk(&pcp_pool, 0, o, 300), 300));
+	pcp_env.cpu = 3;
 	for (i = 0; i < 300; i++)
-		cr_assert(eq(int, lb_pcp_free(p, o[i], 0), 0));
+		cr_assert(eq(int, lb_pcp_free(pcp_cache, o[i], 0), 0));
 	cr_assert(gt(int, state(3).count, 0));
 	for (tick = 0; tick <= (int)LB_PCP_EXPIRE_DEFAULT; tick++)
-		lb_pcp_decay(p);
+		lb_pcp_decay(pcp_cache);
 	cr_assert(eq(int, state(3).count, 0));
 	cr_assert(eq(u64, slot_stats(3).expiries, 1));
-	cr_assert(eq(u64, tb_units_out(&b), 0), "nothing stranded");
+	cr_assert(eq(u64, tb_units_out(&pcp_pool), 0), "nothing stranded");
 	assert_holds_add_up();
 }
 
@@ -257,16 +260,16 @@ static void c18_frees(enum lb_pcp_tuner t, int batch, int lo, int hi)
 
 	make(t, batch, lo, hi);
 	for (i = 0; i < 3; i++)
-		cr_assert(eq(int, lb_pcp_alloc(p, 0, &o[i]), 0));
+		cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &o[i]), 0));
 	for (i = 0; i < 3; i++) {
-		cr_assert(eq(int, lb_pcp_free(p, o[i], 0), 0));
+		cr_assert(eq(int, lb_pcp_free(pcp_cache, o[i], 0), 0));
 		cr_assert(le(int, state(0).count, state(0).high),
 			  "%s batch %d high %d..%d: count %d after free %d",
 			  lb_pcp_tuner_name(t), batch, lo, hi, state(0).count, i);
 	}
 	assert_holds_add_up();
-	lb_pcp_destroy(p);
-	p = NULL;
+	lb_pcp_destroy(pcp_cache);
+	pcp_cache = NULL;
 }
 
 /* C18: 10,000 frees into a slot with high == batch leave at most high. */
@@ -276,14 +279,14 @@ static void c18_burst(enum lb_pcp_tuner t)
 	int i;
 
 	make(t, 16, 16, 16);
-	cr_assert(eq(int, tb_alloc_bulk(&b, 0, o, 10000), 10000));
+	cr_assert(eq(int, tb_alloc_bulk(&pcp_pool, 0, o, 10000), 10000));
 	for (i = 0; i < 10000; i++)
-		cr_assert(eq(int, lb_pcp_free(p, o[i], 0), 0));
+		cr_assert(eq(int, lb_pcp_free(pcp_cache, o[i], 0), 0));
 	cr_assert(le(int, state(0).count, 16), "%s: %d cached",
 		  lb_pcp_tuner_name(t), state(0).count);
-	lb_pcp_destroy(p);
-	p = NULL;
-	cr_assert(eq(u64, tb_units_out(&b), 0));
+	lb_pcp_destroy(pcp_cache);
+	pcp_cache = NULL;
+	cr_assert(eq(u64, tb_units_out(&pcp_pool), 0));
 }
 
 /* C18: decay of tiny highs, mixed orders: never above high_max. */
@@ -295,19 +298,20 @@ static void c18_decay(enum lb_pcp_tuner t, int lo, int hi)
 
 	make(t, 2, lo, hi);
 	for (i = 0; i < 7; i++)
-		cr_assert(eq(int, lb_pcp_alloc(p, orders[i], &o[i]), 0));
+		cr_assert(eq(int, lb_pcp_alloc(pcp_cache, orders[i], &o[i]),
+			     0));
 	for (i = 0; i < 7; i++)
-		cr_assert(eq(int, lb_pcp_free(p, o[i], orders[i]), 0));
+		cr_assert(eq(int, lb_pcp_free(pcp_cache, o[i], orders[i]), 0));
 	for (tick = 0; tick < 6; tick++) {
-		lb_pcp_decay(p);
+		lb_pcp_decay(pcp_cache);
 		cr_assert(le(int, state(0).count, hi), "%s high %d..%d: tick %d "
 			  "left %d", lb_pcp_tuner_name(t), lo, hi, tick,
 			  state(0).count);
 		cr_assert(le(int, state(0).high, hi));
 	}
 	assert_holds_add_up();
-	lb_pcp_destroy(p);
-	p = NULL;
+	lb_pcp_destroy(pcp_cache);
+	pcp_cache = NULL;
 }
 
 Test(pcp_strand, c18_configs_that_never_flushed_stay_at_high)
@@ -322,7 +326,7 @@ Test(pcp_strand, c18_configs_that_never_flushed_stay_at_high)
 		c18_decay(t, 1, 1);
 		c18_decay(t, 1, 2);
 		c18_decay(t, 2, 2);
-		cr_assert(eq(u64, tb_units_out(&b), 0));
+		cr_assert(eq(u64, tb_units_out(&pcp_pool), 0));
 	}
 }
 
@@ -336,34 +340,36 @@ Test(pcp_strand, c19_debug_refill_never_hands_out_a_cached_object)
 	struct lb_pcp_conf c;
 	void *x, *y, *z;
 
-	tb_conf(&c, &b, &env, LB_PCP_TUNE_LINUX, 1, 4, 4);
+	tb_conf(&c, &pcp_pool, &pcp_env, LB_PCP_TUNE_LINUX, 1, 4, 4);
 	c.nr_slots = 2;
 	c.flags = LB_PCP_F_DEBUG;
 	c.cpu_fn = strand_cpu;
-	cr_assert(eq(int, lb_pcp_create(&p, &c), 0));
-	env.cpu = 1;
-	cr_assert(eq(int, lb_pcp_alloc(p, 0, &x), 0));
-	cr_assert(eq(int, lb_pcp_free(p, x, 0), 0));
-	cr_assert(eq(long, lb_pcp_drain(p, 1), 1), "first copy to the back-end");
-	cr_assert(eq(int, lb_pcp_free(p, x, 0), 0), "second copy cached");
+	cr_assert(eq(int, lb_pcp_create(&pcp_cache, &c), 0));
+	pcp_env.cpu = 1;
+	cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &x), 0));
+	cr_assert(eq(int, lb_pcp_free(pcp_cache, x, 0), 0));
+	cr_assert(eq(long, lb_pcp_drain(pcp_cache, 1), 1),
+		  "first copy to the back-end");
+	cr_assert(eq(int, lb_pcp_free(pcp_cache, x, 0), 0),
+		  "second copy cached");
 	cr_assert(eq(int, state(1).count, 1));
-	env.cpu = 0;
-	cr_assert(eq(int, lb_pcp_alloc(p, 0, &y), 0));
+	pcp_env.cpu = 0;
+	cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &y), 0));
 	cr_assert(eq(u64, slot_stats(0).double_frees, 1), "not reported");
 	/* The refilled copy was dropped; the retry drained slot 1's copy. */
 	cr_assert(eq(int, state(1).count, 0));
 	cr_assert(eq(ptr, y, x));
 	/* X has one owner: no later allocation returns it while it is live. */
-	env.cpu = 1;
-	cr_assert(eq(int, lb_pcp_alloc(p, 0, &z), 0));
+	pcp_env.cpu = 1;
+	cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &z), 0));
 	cr_assert(ne(ptr, z, x), "X handed to a second owner");
 	/* Conserved: X and Z live, nothing else out of the pool. */
-	cr_assert(eq(u64, tb_units_out(&b), 2 + cached_units()));
+	cr_assert(eq(u64, tb_units_out(&pcp_pool), 2 + cached_units()));
 	assert_holds_add_up();
-	cr_assert(eq(int, lb_pcp_free(p, z, 0), 0));
-	cr_assert(eq(int, lb_pcp_free(p, x, 0), 0));
-	lb_pcp_drain_all(p);
-	cr_assert(eq(u64, tb_units_out(&b), 0));
+	cr_assert(eq(int, lb_pcp_free(pcp_cache, z, 0), 0));
+	cr_assert(eq(int, lb_pcp_free(pcp_cache, x, 0), 0));
+	lb_pcp_drain_all(pcp_cache);
+	cr_assert(eq(u64, tb_units_out(&pcp_pool), 0));
 }
 
 /* C19 kind: a free refused as a double free is counted the same way. */
@@ -372,12 +378,12 @@ Test(pcp_strand, c19_refused_double_free_is_counted)
 	struct lb_pcp_conf c;
 	void *x;
 
-	tb_conf(&c, &b, &env, LB_PCP_TUNE_LINUX, 8, 32, 256);
+	tb_conf(&c, &pcp_pool, &pcp_env, LB_PCP_TUNE_LINUX, 8, 32, 256);
 	c.flags = LB_PCP_F_DEBUG;
-	cr_assert(eq(int, lb_pcp_create(&p, &c), 0));
-	cr_assert(eq(int, lb_pcp_alloc(p, 0, &x), 0));
-	cr_assert(eq(int, lb_pcp_free(p, x, 0), 0));
-	cr_assert(eq(int, lb_pcp_free(p, x, 0), -EEXIST));
+	cr_assert(eq(int, lb_pcp_create(&pcp_cache, &c), 0));
+	cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &x), 0));
+	cr_assert(eq(int, lb_pcp_free(pcp_cache, x, 0), 0));
+	cr_assert(eq(int, lb_pcp_free(pcp_cache, x, 0), -EEXIST));
 	cr_assert(eq(u64, slot_stats(0).double_frees, 1));
 	cr_assert(eq(u64, slot_stats(0).frees, 1), "refused free counted as a free");
 }
