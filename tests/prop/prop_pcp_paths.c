@@ -20,7 +20,7 @@
 #include <lockbatch/cpu.h>
 #include <lockbatch/pcp.h>
 #include "../common/prng.h"
-#include "../unit/test_pcp_backend.h"
+#include "../common/pcp_backend.h"
 
 #define ROUNDS 40
 #define OPS 3000
