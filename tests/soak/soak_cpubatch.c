@@ -31,8 +31,6 @@ static struct lb_cpubatch *pc;
 static struct lb_lock be_lock;
 static struct sobj *objs;
 static unsigned int nr_thr;
-/* LB_SOAK_NO_DRAIN_WAIT=1: skip the drain_obj in-flight check (issue 8, C20). */
-static int no_drain_wait;
 
 static void lock(void *be) { lb_lock_acquire(be); }
 static void unlock(void *be) { lb_lock_release(be); }
@@ -76,7 +74,6 @@ int soak_cpubatch_setup(unsigned int nr_threads)
 	unsigned int i;
 
 	nr_thr = nr_threads;
-	no_drain_wait = getenv("LB_SOAK_NO_DRAIN_WAIT") != NULL;
 	objs = calloc((size_t)nr_threads * OBJS, sizeof(*objs));
 	if (!objs || lb_lock_init(&be_lock, LB_LOCK_SPIN, "soak-cpubatch"))
 		return -1;
@@ -119,7 +116,7 @@ void soak_cpubatch_op(unsigned int t, struct lb_rng *g)
 	} else if (x < 900) {
 		rc = lb_cpubatch_drain_obj(pc, &o->node);
 		SOAK_CHECK(rc >= 0, "drain_obj: %d", rc);
-		SOAK_CHECK(no_drain_wait || unheld(o), "drain_obj returned "
+		SOAK_CHECK(unheld(o), "drain_obj returned "
 			   "while object %ld was in a batch or in flight",
 			   (long)(o - objs));
 	} else if (x < 980) {
