@@ -188,7 +188,7 @@ int lb_cpubatch_drain_objs(struct lb_cpubatch *pc, struct lb_node *const *nodes,
  */
 static bool slot_idle(struct lbi_slot *s)
 {
-	if (ck_pr_load_16(&s->batch.nr))
+	if (lbi_cb_nr(s))
 		return false;
 	ck_pr_fence_load();
 	return ck_pr_load_32(&s->inflight) == 0;
@@ -208,20 +208,26 @@ static void wait_epoch(struct lbi_slot *s, unsigned int old)
 	lbi_tsan_acquire(&s->epoch_inflight[old]);
 }
 
-/* One slot of a pass; the drain mutex is held. */
+/*
+ * One slot of a pass; the drain mutex is held. @fence_empty: disable's
+ * pass fences even an empty slot, so that a section that read "not
+ * disabled" before the raise restarts and reads it again (model/drain.pml,
+ * SKIP_EMPTY_FENCE); other passes fence only a slot that holds objects.
+ */
 static unsigned int drain_slot_pass(struct lb_cpubatch *pc, unsigned int idx,
-				    unsigned int rounds,
+				    unsigned int rounds, bool fence_empty,
 				    enum lb_flush_cause cause)
 {
 	struct lbi_slot *s = lbi_cb_slot(pc, idx);
 	unsigned int old, objs = 0;
 
-	lbi_slot_lock_remote(&pc->slots, idx, false);
+	bool may_write = lbi_cb_lock_remote(pc, idx, fence_empty);
+
 	old = s->epoch & 1;
 	s->epoch++;
-	while (s->batch.nr && rounds--) {
+	while (may_write && lbi_cb_nr(s) && rounds--) {
 		objs += lbi_flush_locked(pc, idx, cause);
-		lbi_slot_lock_remote(&pc->slots, idx, false);
+		may_write = lbi_cb_lock_remote(pc, idx, false);
 	}
 	lbi_slot_unlock_remote(&pc->slots, idx);
 	wait_epoch(s, old);
@@ -298,7 +304,7 @@ static int drain_all(struct lb_cpubatch *pc, bool forced, enum lb_flush_cause ca
 		touched++;
 		objs += (int)drain_slot_pass(pc, i,
 					     forced ? LBI_FORCED_ROUNDS : 1,
-					     cause);
+					     cause == LB_FLUSH_DISABLE, cause);
 	}
 	ck_pr_inc_64(&d->passes);
 	if (forced)

@@ -48,7 +48,8 @@ static void swap_out(struct lb_cpubatch *pc, unsigned int idx,
 		     struct lbi_flushbuf *buf, enum lb_flush_cause cause)
 {
 	struct lbi_slot *s = lbi_cb_slot(pc, idx);
-	unsigned int i, nr = s->batch.nr;
+	uint64_t word = s->hdr.rseq.word;
+	unsigned int i, nr = lbi_rseq_count(word);
 
 	buf->epoch = s->epoch & 1;
 	ck_pr_inc_32(&s->inflight);
@@ -56,13 +57,13 @@ static void swap_out(struct lb_cpubatch *pc, unsigned int idx,
 	ck_pr_fence_store();
 	buf->slot = idx;
 	buf->nr = nr;
-	memcpy(buf->objs, s->batch.objs, nr * sizeof(buf->objs[0]));
+	memcpy(buf->objs, s->objs, nr * sizeof(buf->objs[0]));
 	for (i = 0; i < nr; i++)
 		ck_pr_store_32(&s->nodes[i]->slot, 0);
 	s->st.flushes[cause]++;
 	s->st.objs_flushed += nr;
-	s->st.weight_flushed += s->batch.weight;
-	lbi_wbatch_reinit(&s->batch);
+	s->st.weight_flushed += lbi_rseq_weight(word);
+	ck_pr_store_64(&s->hdr.rseq.word, 0);
 }
 
 static void *backend_of(const struct lb_cpubatch *pc, void *obj)
@@ -207,11 +208,10 @@ int lbi_add_flush(struct lb_cpubatch *pc, unsigned int idx, void *obj,
 		return 1;
 	}
 	if (cur.nr_deferred == LB_CPUBATCH_DEFER_MAX) {
-		lbi_wbatch_unadd(&s->batch, weight);
-		s->st.adds--;
-		s->st.weight_added -= weight;
+		ck_pr_store_64(&s->hdr.rseq.word, s->hdr.rseq.word -
+						     lbi_rseq_word(1, weight));
 		ck_pr_store_32(&n->slot, 0);
-		lbi_slot_unlock(&s->hdr);
+		lbi_cb_unlock_own(pc, idx);
 		if (pc->ops.put)
 			pc->ops.put(obj);
 		return -EAGAIN;
@@ -219,17 +219,34 @@ int lbi_add_flush(struct lb_cpubatch *pc, unsigned int idx, void *obj,
 	d = &cur.deferred[cur.nr_deferred++];
 	d->pc = pc;
 	swap_out(pc, idx, &d->buf, cause);
-	lbi_slot_unlock(&s->hdr);
+	lbi_cb_unlock_own(pc, idx);
 	return 1;
+}
+
+/*
+ * R1-R2 for a drain of slot @idx: lock and stop, then fence only when the
+ * slot holds objects or @fence_empty. Returns whether the caller may write
+ * the batch: false (rseq path, slot seen empty, not fenced) leaves only
+ * the epoch and counters to the caller, as a section already past its
+ * stop check may still commit there.
+ */
+bool lbi_cb_lock_remote(struct lb_cpubatch *pc, unsigned int idx,
+			bool fence_empty)
+{
+	lbi_slot_lock_remote(&pc->slots, idx, true);
+	if (!pc->slots.rseq)
+		return true;
+	if (!fence_empty && !lbi_cb_nr(lbi_cb_slot(pc, idx)))
+		return false;
+	lbi_rseq_fence((int)idx);
+	return true;
 }
 
 int lbi_drain_slot(struct lb_cpubatch *pc, unsigned int idx,
 		   enum lb_flush_cause cause)
 {
-	struct lbi_slot *s = lbi_cb_slot(pc, idx);
-
-	lbi_slot_lock_remote(&pc->slots, idx, false);
-	if (!s->batch.nr) {
+	if (!lbi_cb_lock_remote(pc, idx, false) ||
+	    !lbi_cb_nr(lbi_cb_slot(pc, idx))) {
 		lbi_slot_unlock_remote(&pc->slots, idx);
 		return 0;
 	}

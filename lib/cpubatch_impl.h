@@ -45,6 +45,12 @@
 /*
  * One per CPU, on its own cache lines: the owner CPU's adds touch only
  * this slot's lines, so slots never share a line with each other.
+ *
+ * The batch is hdr.rseq.word (count in the low half, weight in the high
+ * half: one store commits both), objs[] and nodes[] below it. On the rseq
+ * path the owner appends in a section (lbi_rseq_arch_push2(): both arrays
+ * above the committed count, then the word); everything else writes the
+ * batch under the slot lock with the slot stopped (lib/rseq.h, R1-R5).
  */
 struct lbi_slot {
 	struct lbi_slot_hdr hdr;	/* first: the slot core's part */
@@ -54,10 +60,20 @@ struct lbi_slot {
 	uint64_t backend_locks;		/* back-end lock holds by flushes; atomic */
 	uint64_t flushes_committed;	/* flushes past @put; atomic */
 	uint64_t objs_committed;	/* their objects; atomic */
-	struct lb_wbatch batch;		/* under lock */
-	struct lb_node *nodes[LB_WBATCH_MAX];	/* under lock, parallel to batch */
-	struct lb_cpubatch_slot_stats st;	/* under lock */
+	void *objs[LB_WBATCH_MAX];	/* the batch, below the count */
+	struct lb_node *nodes[LB_WBATCH_MAX];	/* parallel to objs */
+	struct lb_cpubatch_slot_stats st;	/* under lock; adds derived */
 } __attribute__((aligned(CK_MD_CACHELINE)));
+
+static inline uint32_t lbi_cb_nr(const struct lbi_slot *s)
+{
+	return lbi_rseq_count(ck_pr_load_64(&s->hdr.rseq.word));
+}
+
+static inline uint32_t lbi_cb_weight(const struct lbi_slot *s)
+{
+	return lbi_rseq_weight(ck_pr_load_64(&s->hdr.rseq.word));
+}
 
 /* drain_all coalescing and the drain-path counters (cpubatch_drain.c). */
 struct lbi_drain {
@@ -76,11 +92,21 @@ struct lbi_drain {
 struct lb_cpubatch {
 	struct lbi_slots slots;		/* of struct lbi_slot */
 	enum lb_cpubatch_mode mode;
+	uint32_t max_nr;		/* batch caps, as lb_wbatch's */
+	uint32_t max_weight;
+	/*
+	 * rseq path: adds of a weight up to rseq_wmax run as a section with
+	 * the limit word rseq_lim (count max_nr - 1, weight max_weight): the
+	 * add that would flush gets "full" and takes the lock path.
+	 */
+	uint32_t rseq_wmax;
+	uint64_t rseq_lim;
 	uint32_t disabled;		/* lb_cpubatch_disable() nesting; atomic */
 	uint32_t bypass_above;		/* weights above this never wait */
 	uint32_t id;
 	void *backend;
 	struct lb_backend_ops ops;
+	struct lbi_rseq_fork_hook fork;	/* drain mutex and in-flight counts */
 	/* Keeps the drain counters off the line the add path reads. */
 	char pad[CK_MD_CACHELINE];
 	struct lbi_drain drain;
@@ -92,6 +118,29 @@ static inline struct lbi_slot *lbi_cb_slot(const struct lb_cpubatch *pc,
 	return (struct lbi_slot *)pc->slots.base + idx;
 }
 
+/*
+ * The owner's lock path on slot @idx: R1 and, on the rseq path, R2 (the
+ * fence is a no-op unless the thread migrated since choosing @idx).
+ * Inline so that the lock path pays no call for the rseq test.
+ */
+static inline void lbi_cb_lock_own(struct lb_cpubatch *pc, unsigned int idx)
+{
+	if (pc->slots.rseq)
+		lbi_slot_lock_remote(&pc->slots, idx, false);
+	else
+		lbi_slot_lock(&lbi_cb_slot(pc, idx)->hdr);
+}
+
+/* R4 (rseq path) and R5, for a hold taken by lbi_cb_lock_own(). */
+static inline void lbi_cb_unlock_own(struct lb_cpubatch *pc, unsigned int idx)
+{
+	struct lbi_slot_hdr *h = &lbi_cb_slot(pc, idx)->hdr;
+
+	if (pc->slots.rseq)
+		lbi_rseq_start(&h->rseq);
+	lbi_slot_unlock(h);
+}
+
 /* A batch swapped out of its slot, on its way to the back-end. */
 struct lbi_flushbuf {
 	unsigned int slot;
@@ -101,6 +150,8 @@ struct lbi_flushbuf {
 };
 
 /* cpubatch_flush.c */
+bool lbi_cb_lock_remote(struct lb_cpubatch *pc, unsigned int idx,
+			bool fence_empty);
 int lbi_add_flush(struct lb_cpubatch *pc, unsigned int idx, void *obj,
 		  struct lb_node *n, uint32_t weight, enum lb_flush_cause cause);
 unsigned int lbi_flush_locked(struct lb_cpubatch *pc, unsigned int idx,

@@ -5,7 +5,7 @@
  * as the pure lb_pcp_tune_*() functions of lockbatch/pcp_tune.h. The LINUX rules transcribe mm/page_alloc.c of
  * Linux 6.12 with the zone flags (ZONE_BELOW_HIGH, ZONE_RECLAIM_ACTIVE)
  * never set; LINUX_618 differs in the free-high threshold and honours
- * LB_PCP_ZONE_BELOW_HIGH when a caller that models a zone sets it.
+ * LB_PCP_TS_ZONE_BELOW_HIGH when a caller that models a zone sets it.
  */
 #ifndef LOCKBATCH_PCP_TUNE_IMPL_H
 #define LOCKBATCH_PCP_TUNE_IMPL_H
@@ -78,7 +78,7 @@ static inline void lbi_tune_alloc_done(enum lb_pcp_tuner t,
 /*
  * nr_pcp_alloc(), mm/page_alloc.c (6.12), for orders whose list is empty.
  * @grow: what high grows by; negative for LINUX's rule (the refill size).
- * @zone_flags: honour LB_PCP_ZONE_BELOW_HIGH (LINUX_618).
+ * @zone_flags: honour LB_PCP_TS_ZONE_BELOW_HIGH (LINUX_618).
  */
 static inline int lbi_tune_refill_linux(struct lb_pcp_tune_state *s,
 					unsigned int order, int grow,
@@ -95,7 +95,7 @@ static inline int lbi_tune_refill_linux(struct lb_pcp_tune_state *s,
 	 * Not while the zone is below its high watermark (LINUX_618).
 	 */
 	if (s->high_min != s->high_max &&
-	    !(zone_flags && (s->flags & LB_PCP_ZONE_BELOW_HIGH)))
+	    !(zone_flags && (s->flags & LB_PCP_TS_ZONE_BELOW_HIGH)))
 		high = s->high = lbi_min(high + (grow < 0 ? batch : grow),
 					 s->high_max);
 	if (!order) {
@@ -214,17 +214,17 @@ static inline int lbi_tune_free_linux(struct lb_pcp_tune_state *s,
 	 */
 	if (order && order <= LB_PCP_COSTLY_ORDER) {
 		free_high = s->free_count >= free_high_min &&
-			    (s->flags & LB_PCP_PREV_FREE_HIGH_ORDER) &&
-			    (!(s->flags & LB_PCP_FREE_HIGH_BATCH) ||
+			    (s->flags & LB_PCP_TS_PREV_FREE_HIGH_ORDER) &&
+			    (!(s->flags & LB_PCP_TS_FREE_HIGH_BATCH) ||
 			     s->count >= batch);
-		s->flags |= LB_PCP_PREV_FREE_HIGH_ORDER;
-	} else if (s->flags & LB_PCP_PREV_FREE_HIGH_ORDER) {
-		s->flags &= ~LB_PCP_PREV_FREE_HIGH_ORDER;
+		s->flags |= LB_PCP_TS_PREV_FREE_HIGH_ORDER;
+	} else if (s->flags & LB_PCP_TS_PREV_FREE_HIGH_ORDER) {
+		s->flags &= ~LB_PCP_TS_PREV_FREE_HIGH_ORDER;
 	}
 	if (s->free_count < (batch << LBI_SCALE))
 		s->free_count += 1 << order;
 	high = lbi_nr_pcp_high(s, batch, free_high, zone_flags &&
-			       (s->flags & LB_PCP_ZONE_BELOW_HIGH));
+			       (s->flags & LB_PCP_TS_ZONE_BELOW_HIGH));
 	if (s->count >= high)
 		return lbi_nr_pcp_free(s, batch, high, free_high);
 	return 0;
@@ -239,7 +239,7 @@ static inline int lbi_tune_free_linux(struct lb_pcp_tune_state *s,
  *
  * free_unref_page_commit() with nr_pcp_high() and nr_pcp_free();
  * %LB_PCP_TUNE_LINUX_618 and %LB_PCP_TUNE_ADAPTIVE with 6.18's free-high
- * threshold (and, for LINUX_618, %LB_PCP_ZONE_BELOW_HIGH);
+ * threshold (and, for LINUX_618, %LB_PCP_TS_ZONE_BELOW_HIGH);
  * %LB_PCP_TUNE_FIXED returns ``batch`` once count reaches high;
  * %LB_PCP_TUNE_ADAPTIVE keeps alloc_factor unless free_count >= batch. The
  * caller then frees the returned number of units (whole objects, from the
@@ -291,7 +291,7 @@ static inline bool lbi_tune_free_fast(enum lb_pcp_tuner t,
 	s->count++;
 	if (t == LB_PCP_TUNE_FIXED)
 		return true;
-	s->flags &= ~LB_PCP_PREV_FREE_HIGH_ORDER;
+	s->flags &= ~LB_PCP_TS_PREV_FREE_HIGH_ORDER;
 	if (s->free_count < (s->batch << LBI_SCALE))
 		s->free_count++;
 	if (t != LB_PCP_TUNE_ADAPTIVE) {

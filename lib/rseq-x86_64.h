@@ -119,6 +119,55 @@ full:
 }
 
 /*
+ * Push of a pair, behind a gate: as push, but first (d') a nonzero *gate
+ * (the caller's "do not batch now" count, read inside the section so that
+ * a fence of this CPU orders it) takes the lock path; then item goes to
+ * items[count] and item2 to items2[count], both above
+ * the committed top; commit h->word = new.
+ */
+static inline __attribute__((always_inline)) int
+lbi_rseq_arch_push2(int cpu, struct lbi_rseq_hdr *h, void **items,
+		    void *item, void *item2, uint64_t inc, uint64_t lim,
+		    void **items2, const uint32_t *gate)
+{
+	__asm__ goto(
+		LBI_RSEQ_ASM_BEGIN
+		"cmpl $0, (%[gate])\n\t"
+		"jnz %l[stopped]\n\t"
+		/* (e) room check, then both items above the committed top */
+		"movq 8(%[h]), %%rcx\n\t"
+		"leaq (%%rcx, %[inc]), %%rdx\n\t"
+		"cmpl %k[lim], %%edx\n\t"
+		"ja %l[full]\n\t"
+		"cmpq %[lim], %%rdx\n\t"
+		"ja %l[full]\n\t"
+		"movl %%ecx, %%eax\n\t"
+		"movq %[item], (%[items], %%rax, 8)\n\t"
+		"movq %[item2], (%[items2], %%rax, 8)\n\t"
+		/* (f) commit count and weight together */
+		"movq %%rdx, 8(%[h])\n\t"
+		LBI_RSEQ_ASM_END
+		: /* no outputs */
+		: [cpu] "r" (cpu), [off] "r" (__rseq_offset), [h] "r" (h),
+		  [items] "r" (items), [item] "r" (item), [item2] "r" (item2),
+		  [inc] "r" (inc), [lim] "r" (lim), [gate] "r" (gate),
+		  [items2] "r" (items2)
+		: "memory", "cc", "rax", "rcx", "rdx"
+		: abort, stopped, full);
+	lbi_rseq_after_goto();
+	return LBI_RSEQ_OK;
+abort:
+	lbi_rseq_after_goto();
+	return LBI_RSEQ_RESTART;
+stopped:
+	lbi_rseq_after_goto();
+	return LBI_RSEQ_LOCK;
+full:
+	lbi_rseq_after_goto();
+	return LBI_RSEQ_FULL;
+}
+
+/*
  * Pop: word = h->word; empty when its count is 0; new = word - dec;
  * *out = items[new count] (the caller's stack, read only after a commit);
  * commit h->word = new.

@@ -13,7 +13,8 @@
  * &struct lb_cpubatch keeps one size-weighted batch (&struct lb_wbatch) per
  * slot, one slot per CPU, in front of a back-end behind a hot lock (an LRU
  * list, a free list, a pool). lb_cpubatch_add() appends an object to the
- * current CPU's batch under that slot's own spinlock; when the batch is
+ * current CPU's batch (in a restartable sequence, or under that slot's own
+ * spinlock: "Owner path" below); when the batch is
  * full by entries or by weight it is flushed:
  *
  * 1. under the slot lock, the batch is swapped out (copied and emptied) and
@@ -42,6 +43,42 @@
  * Slots belong to CPUs, not threads: a thread that exits leaves its cached
  * objects in the slot, owned by it, until a later flush of that slot (the
  * next add that fills it, a drain, destroy) commits them.
+ *
+ * Owner path, fixed at creation and reported in &lb_cpubatch_stats.path:
+ *
+ * * rseq path, where lb_cpu_path() is %LB_CPU_PATH_RSEQ (x86-64, glibc
+ *   registered rseq, no ThreadSanitizer, no ``LB_RSEQ=0``), there is a slot
+ *   per possible CPU id, the CPU source is not injected, @max_nr > 1 and
+ *   %LB_CPUBATCH_F_LOCK_PATH is not set: an add that does not flush is a
+ *   restartable sequence on the current CPU's slot, with no lock and no
+ *   atomic instruction. Every other access to a slot (an add that flushes
+ *   or finds the slot stopped, drains, settle, disable, destroy, stats)
+ *   takes the slot lock and stops the slot; it fences the slot's CPU
+ *   (membarrier, about 10 us when a thread of ours runs there) once per
+ *   slot it writes, and disable fences every slot.
+ * * lock path everywhere else: every add takes the slot lock.
+ *
+ * Traps of the rseq path: a thread with no rseq registration (raw clone(),
+ * rseq off: ``GLIBC_TUNABLES=glibc.pthread.rseq=0``) or a CPU id at or
+ * above the slot count adds on the lock path; threads that existed before
+ * the library was loaded were registered by glibc and use the rseq path.
+ * fork() waits for the drain mutex and every slot lock (so for every
+ * stopped slot) in a prepare handler, and the child starts with every slot
+ * running; flushes other threads had swapped out are not finished in the
+ * child (their objects stay the parent's) and its drains do not wait for
+ * them. A back-end lock is the caller's: register its pthread_atfork()
+ * handlers before creating the first instance, so that ours run first.
+ * Do not
+ * single-step or break inside lb_cpubatch_add() in a debugger: the section
+ * restarts at every step (step over the call, or run with ``LB_RSEQ=0``).
+ *
+ * Signal handlers: no call of this header is async-signal-safe. An add may
+ * take a slot lock or a back-end lock, and a handler that interrupts their
+ * holder on the same thread deadlocks. A handler may call
+ * lb_cpubatch_add() only while the interrupted thread is outside every
+ * call on that instance and every @ops callback (e.g. the signal is
+ * blocked around them); a signal that interrupts a section restarts it,
+ * which is harmless.
  *
  * References: the batch holds one reference on every object it caches; the
  * optional @get is called when an object enters a batch and @put once it
@@ -205,6 +242,14 @@ enum lb_flush_cause {
  *
  * Zero-initialise it (%LB_NODE_INIT) before the first add.
  *
+ * On the rseq path the adding thread sets @home and @slot before each
+ * attempt of its section (plain stores, ordered before the committing
+ * store), so a reader may briefly see the slot of an attempt that was
+ * restarted: it checks under the slot lock, finds the node not in that
+ * batch, and the add is not done yet. A node that is not cached is
+ * checked with a plain load there, so two threads adding one node at once
+ * is a caller's bug the rseq path does not report.
+ *
  * Memory ordering: @slot is set by a compare-and-swap (a full barrier)
  * under the slot lock when the object enters a batch, and cleared under the
  * same lock when the batch is swapped out, after the slot's in-flight count
@@ -261,8 +306,10 @@ struct lb_backend_ops {
  *              only), 1..%LB_WBATCH_WEIGHT_MAX; 0 means 31.
  * @ops: The back-end operations; copied at creation.
  * @backend: The back-end passed to @ops when @ops->backend_of is NULL.
- * @cpu_fn: CPU-id source; NULL means lb_cpu_current().
+ * @cpu_fn: CPU-id source; NULL means lb_cpu_current(). An injected
+ *          source puts the instance on the lock path.
  * @cpu_arg: Argument for @cpu_fn.
+ * @flags: %LB_CPUBATCH_F_LOCK_PATH or 0; other bits: %-EINVAL.
  */
 struct lb_cpubatch_conf {
 	unsigned int nr_slots;
@@ -273,15 +320,28 @@ struct lb_cpubatch_conf {
 	void *backend;
 	lb_cpu_fn cpu_fn;
 	void *cpu_arg;
+	unsigned int flags;
 };
+
+/**
+ * define LB_CPUBATCH_F_LOCK_PATH - Keep this instance on the lock path.
+ *
+ * Owner adds take the slot lock even where the rseq path is available
+ * (see "Owner path" above); ``LB_RSEQ=0`` in the environment does the same
+ * for every instance of the process.
+ */
+#define LB_CPUBATCH_F_LOCK_PATH 0x1u
+/** define LB_CPUBATCH_F_ALL - Every flag lb_cpubatch_create() accepts. */
+#define LB_CPUBATCH_F_ALL LB_CPUBATCH_F_LOCK_PATH
 
 /** define LB_CPUBATCH_MAX_SLOTS - Largest slot count accepted. */
 #define LB_CPUBATCH_MAX_SLOTS LB_CPU_SLOTS_MAX
 
 /**
  * struct lb_cpubatch_slot_stats - Counters of one slot (or their sum).
- * @adds: Successful lb_cpubatch_add() calls (counted under the slot lock; an
- *        add refused with %-EAGAIN is not counted).
+ * @adds: Successful lb_cpubatch_add() calls (derived: @objs_flushed +
+ *        @nr_cached, as every cached object leaves its slot by a flush;
+ *        an add refused with %-EAGAIN is not counted).
  * @weight_added: Summed weight of those adds, in base units.
  * @flushes: Non-empty flushes, by &enum lb_flush_cause, counted when the
  *           batch is swapped out.
@@ -356,6 +416,8 @@ struct lb_cpubatch_drain_stats {
  *           registration is off, e.g. ``GLIBC_TUNABLES=glibc.pthread.rseq=0``).
  * @drain: Settle outcomes and drain_all passes; see
  *         &struct lb_cpubatch_drain_stats.
+ * @path: The owner path of the instance, fixed at creation:
+ *        %LB_CPU_PATH_RSEQ or %LB_CPU_PATH_LOCK.
  */
 struct lb_cpubatch_stats {
 	struct lb_cpubatch_slot_stats total;
@@ -364,6 +426,7 @@ struct lb_cpubatch_stats {
 	unsigned int nr_slots;
 	enum lb_cpu_src cpu_src;
 	struct lb_cpubatch_drain_stats drain;
+	enum lb_cpu_path path;
 };
 
 struct lb_cpubatch;

@@ -127,6 +127,14 @@
  * every slot full.
  */
 
+/** define LB_PCP_F_DEBUG - &lb_pcp_conf.flags: track cached objects
+ * (double-free detection). */
+#define LB_PCP_F_DEBUG 0x1u
+/** define LB_PCP_F_FREE_HIGH_BATCH - &lb_pcp_conf.flags: the CPU cache is
+ * large enough that a high-order free burst keeps one batch
+ * (PCPF_FREE_HIGH_BATCH, set by zone_pcp_update_cacheinfo()). */
+#define LB_PCP_F_FREE_HIGH_BATCH 0x2u
+
 /** define LB_PCP_MAX_ORDER - Largest order a cache may be configured for. */
 #define LB_PCP_MAX_ORDER 10u
 /** define LB_PCP_COSTLY_ORDER - Orders 1..3 feed the free-high rule

@@ -37,7 +37,7 @@
  *	``batch + high_min / 2``, not ``batch``. nr_pcp_alloc(),
  *	nr_pcp_high(), nr_pcp_free() and decay_pcp_high() are unchanged
  *	(decay frees in chunks of ``batch``, as every tuner here does). With
- *	%LB_PCP_ZONE_BELOW_HIGH set in its state, the ZONE_BELOW_HIGH
+ *	%LB_PCP_TS_ZONE_BELOW_HIGH set in its state, the ZONE_BELOW_HIGH
  *	branches of nr_pcp_high() and nr_pcp_alloc(): each free lowers high
  *	by ``max(free_count, batch)`` and flushes once count reaches
  *	high_min; a refill does not raise high.
@@ -93,24 +93,21 @@ enum lb_pcp_tuner {
  * The cost of (1) is a trylock on a remote slot per refill, at most 3.
  */
 
-/** define LB_PCP_F_DEBUG - &lb_pcp_conf.flags: track cached objects
- * (double-free detection). */
-#define LB_PCP_F_DEBUG 0x1u
-/** define LB_PCP_F_FREE_HIGH_BATCH - &lb_pcp_conf.flags: the CPU cache is
- * large enough that a high-order free burst keeps one batch
- * (PCPF_FREE_HIGH_BATCH, set by zone_pcp_update_cacheinfo()). */
-#define LB_PCP_F_FREE_HIGH_BATCH 0x2u
+/*
+ * Tuner-state flags (&lb_pcp_tune_state.flags, prefix LB_PCP_TS_), not to be
+ * confused with the configuration flags LB_PCP_F_* of pcp.h.
+ */
 
-/** define LB_PCP_PREV_FREE_HIGH_ORDER - tuner flag: the previous free was of
+/** define LB_PCP_TS_PREV_FREE_HIGH_ORDER - tuner flag: the previous free was of
  * order 1..3 (PCPF_PREV_FREE_HIGH_ORDER). */
-#define LB_PCP_PREV_FREE_HIGH_ORDER 0x1u
-/** define LB_PCP_FREE_HIGH_BATCH - tuner flag (PCPF_FREE_HIGH_BATCH). */
-#define LB_PCP_FREE_HIGH_BATCH 0x2u
-/** define LB_PCP_ZONE_BELOW_HIGH - tuner flag: the back-end is below its
+#define LB_PCP_TS_PREV_FREE_HIGH_ORDER 0x1u
+/** define LB_PCP_TS_FREE_HIGH_BATCH - tuner flag (PCPF_FREE_HIGH_BATCH). */
+#define LB_PCP_TS_FREE_HIGH_BATCH 0x2u
+/** define LB_PCP_TS_ZONE_BELOW_HIGH - tuner flag: the back-end is below its
  * high watermark (the zone's ZONE_BELOW_HIGH); only %LB_PCP_TUNE_LINUX_618
  * reads it. lb_pcp never sets it (a back-end has no watermarks): it is for
  * callers of the pure functions that model a zone, such as pcp-replay. */
-#define LB_PCP_ZONE_BELOW_HIGH 0x4u
+#define LB_PCP_TS_ZONE_BELOW_HIGH 0x4u
 
 /**
  * struct lb_pcp_tune_state - One slot's watermark and tuner state.
@@ -124,8 +121,8 @@ enum lb_pcp_tuner {
  * @count_min: Lowest @count since the last tick (%LB_PCP_TUNE_COUNT_MIN,
  *	%LB_PCP_TUNE_ADAPTIVE).
  * @alloc_factor: Refill scale exponent for order 0 (0..5).
- * @flags: %LB_PCP_PREV_FREE_HIGH_ORDER, %LB_PCP_FREE_HIGH_BATCH,
- *	%LB_PCP_ZONE_BELOW_HIGH.
+ * @flags: %LB_PCP_TS_PREV_FREE_HIGH_ORDER, %LB_PCP_TS_FREE_HIGH_BATCH,
+ *	%LB_PCP_TS_ZONE_BELOW_HIGH.
  * @grow_factor: alloc_factor as LINUX would keep it; sets how much a refill
  *	raises high (%LB_PCP_TUNE_ADAPTIVE).
  *
@@ -151,7 +148,7 @@ struct lb_pcp_tune_state {
  * @batch: Transfer unit, 1..%LB_PCP_BATCH_MAX base units.
  * @high_min: Lower bound of high.
  * @high_max: Upper bound of high, @high_min..%LB_PCP_HIGH_MAX.
- * @free_high_batch: Set %LB_PCP_FREE_HIGH_BATCH.
+ * @free_high_batch: Set %LB_PCP_TS_FREE_HIGH_BATCH.
  *
  * ``high`` starts at @high_min (zone_set_pageset_high_and_batch()). The
  * limits are those of &struct lb_pcp_conf.
@@ -218,7 +215,7 @@ void lb_pcp_tune_alloc_done(enum lb_pcp_tuner t, struct lb_pcp_tune_state *s,
  *
  * free_unref_page_commit() with nr_pcp_high() and nr_pcp_free();
  * %LB_PCP_TUNE_LINUX_618 and %LB_PCP_TUNE_ADAPTIVE with 6.18's free-high
- * threshold (and, for LINUX_618, %LB_PCP_ZONE_BELOW_HIGH);
+ * threshold (and, for LINUX_618, %LB_PCP_TS_ZONE_BELOW_HIGH);
  * %LB_PCP_TUNE_FIXED returns ``batch`` once count reaches high;
  * %LB_PCP_TUNE_ADAPTIVE keeps alloc_factor unless free_count >= batch. The
  * caller then frees the returned number of units (whole objects, from the

@@ -126,6 +126,91 @@ static double now_ns(void)
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
+/* The floor: a plain per-thread array append (object and node). */
+static __thread struct {
+	void *objs[NOFLUSH_BATCH];
+	struct lb_node *nodes[NOFLUSH_BATCH];
+	unsigned int nr;
+} tl_array;
+
+static __attribute__((noinline)) int array_add(void *obj, struct lb_node *n)
+{
+	tl_array.objs[tl_array.nr] = obj;
+	tl_array.nodes[tl_array.nr++] = n;
+	return 0;
+}
+
+/*
+ * ns per no-flush add, the adds alone: each round of 30 adds is timed on
+ * its own and the drain that empties the batch is left out. @pc NULL
+ * times array_add(). The clock's cost is in every row alike.
+ */
+static double timed_noflush(struct lb_cpubatch *pc, struct item *it,
+			    unsigned long rounds)
+{
+	double sum = 0;
+	unsigned long r;
+	unsigned int i;
+
+	for (r = 0; r < rounds; r++) {
+		double t0 = now_ns();
+
+		for (i = 0; i < NOFLUSH_BATCH; i++)
+			if (pc)
+				lb_cpubatch_add(pc, &it[i], &it[i].node, 1);
+			else
+				array_add(&it[i], &it[i].node);
+		sum += now_ns() - t0;
+		if (pc)
+			lb_cpubatch_drain_local(pc);
+		else
+			tl_array.nr = 0;
+	}
+	return sum / ((double)rounds * NOFLUSH_BATCH);
+}
+
+/* Real CPU: rseq path where available, and the lock path forced. */
+static void print_paths(struct item *it, unsigned long adds, int json)
+{
+	struct lb_cpubatch_conf conf = {
+		.mode = LB_CPUBATCH_WEIGHTED, .ops = &ops,
+	};
+	struct lb_cpubatch *rs, *lk;
+	struct lb_cpubatch_stats st;
+	unsigned long rounds = adds / NOFLUSH_BATCH;
+	double arr = 1e300, r = 1e300, l = 1e300, x;
+	int rep;
+
+	conf.flags = LB_CPUBATCH_F_LOCK_PATH;
+	if (lb_cpubatch_create(&lk, &conf))
+		exit(2);
+	conf.flags = 0;
+	if (lb_cpubatch_create(&rs, &conf))
+		exit(2);
+	lb_cpubatch_stats(rs, &st, NULL, 0);
+	for (rep = 0; rep < 3; rep++) {	/* best of 3, interleaved */
+		x = timed_noflush(NULL, it, rounds);
+		arr = x < arr ? x : arr;
+		x = timed_noflush(rs, it, rounds);
+		r = x < r ? x : r;
+		x = timed_noflush(lk, it, rounds);
+		l = x < l ? x : l;
+	}
+	if (json)
+		printf("{\"path\":\"%s\",\"array_ns\":%.2f,\"default_ns\":%.2f,"
+		       "\"lock_path_ns\":%.2f,\"default_vs_array\":%.2f}\n",
+		       st.path == LB_CPU_PATH_RSEQ ? "rseq" : "lock", arr, r, l,
+		       r / arr);
+	else
+		printf("no-flush adds alone (real CPU), ns/add: array append "
+		       "%.2f, default path (%s) %.2f = %.2fx, lock path %.2f "
+		       "= %.2fx\n", arr,
+		       st.path == LB_CPU_PATH_RSEQ ? "rseq" : "lock", r,
+		       r / arr, l, l / arr);
+	lb_cpubatch_destroy(rs);
+	lb_cpubatch_destroy(lk);
+}
+
 struct row {
 	const char *name;
 	void (*loop)(struct lb_cpubatch *, struct item *, unsigned long);
@@ -180,6 +265,7 @@ int main(int argc, char **argv)
 		printf("cpu_source=%s\n", lb_cpu_source_name(lb_cpu_source()));
 		return 0;
 	}
+	print_paths(it, adds, json);
 	if (json) {
 		printf("[");
 		for (i = 0; i < 3; i++)

@@ -24,9 +24,11 @@
  * were preempted on a shared machine), as ratios within one run. It never
  * fails; it prints a table, or JSON with --json.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -324,6 +326,132 @@ static void print_json(const struct result *r)
 	printf(" }}\n");
 }
 
+/*
+ * The same costs on the real CPU, with 256 slots (the rseq path where the
+ * process has it: every remote access stops the slot and fences its CPU
+ * when it holds objects). A helper thread pinned to another CPU fills its
+ * slot and keeps running there, so the fence interrupts a thread of ours.
+ */
+struct rseq_result {
+	int rseq, two_cpus;
+	double remote_obj_ns, own_obj_ns, settle_ns, all_ns, forced_ns;
+};
+
+static int helper_cmd;		/* atomic: 1 = fill, 2 = quit */
+static struct lb_cpubatch *rpc;
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void fill_real(unsigned int first)
+{
+	unsigned int i;
+
+	for (i = first; i < first + PER_SLOT; i++)
+		lb_cpubatch_add(rpc, &objs[i], &objs[i].node, 1);
+}
+
+static void *helper(void *arg)
+{
+	int c;
+
+	pin(1);
+	while ((c = __atomic_load_n(&helper_cmd, __ATOMIC_ACQUIRE)) != 2)
+		if (c == 1) {
+			fill_real(PER_SLOT);
+			__atomic_store_n(&helper_cmd, 0, __ATOMIC_RELEASE);
+		}
+	return arg;
+}
+
+static void bench_real(struct rseq_result *r, const struct lb_cpubatch_conf *c,
+		       unsigned int reps)
+{
+	struct lb_cpubatch_conf conf = *c;
+	struct lb_cpubatch_stats st;
+	pthread_t h;
+	unsigned int i;
+	uint64_t t;
+
+	conf.cpu_fn = NULL;
+	if (lb_cpubatch_create(&rpc, &conf))
+		exit(1);
+	lb_cpubatch_stats(rpc, &st, NULL, 0);
+	r->rseq = st.path == LB_CPU_PATH_RSEQ;
+	pin(0);
+	for (i = 0; i < reps; i++) {
+		fill_real(0);
+		t = now_ns();
+		lb_cpubatch_drain_obj(rpc, &objs[0].node);
+		samples[i] = now_ns() - t;
+	}
+	r->own_obj_ns = median(reps);
+	for (i = 0; i < reps; i++) {
+		fill_real(0);
+		t = now_ns();
+		lb_cpubatch_settle(rpc, &objs[0], &objs[0].node, 1);
+		samples[i] = now_ns() - t;
+	}
+	r->settle_ns = median(reps);
+	for (i = 0; i < reps; i++) {
+		fill_real(0);
+		t = now_ns();
+		lb_cpubatch_drain_all(rpc);
+		samples[i] = now_ns() - t;
+	}
+	r->all_ns = median(reps);
+	for (i = 0; i < reps; i++) {
+		fill_real(0);
+		t = now_ns();
+		lb_cpubatch_drain_all_forced(rpc);
+		samples[i] = now_ns() - t;
+	}
+	r->forced_ns = median(reps);
+	r->two_cpus = CPU_SETSIZE > 1 && lb_cpu_count() > 1 &&
+		      !pthread_create(&h, NULL, helper, NULL);
+	for (i = 0; r->two_cpus && i < reps; i++) {
+		__atomic_store_n(&helper_cmd, 1, __ATOMIC_RELEASE);
+		while (__atomic_load_n(&helper_cmd, __ATOMIC_ACQUIRE))
+			;
+		t = now_ns();
+		lb_cpubatch_drain_obj(rpc, &objs[PER_SLOT].node);
+		samples[i] = now_ns() - t;
+	}
+	if (r->two_cpus) {
+		r->remote_obj_ns = median(reps);
+		__atomic_store_n(&helper_cmd, 2, __ATOMIC_RELEASE);
+		pthread_join(h, NULL);
+	}
+	lb_cpubatch_destroy(rpc);
+}
+
+static void print_real(const struct rseq_result *r, int json)
+{
+	if (json) {
+		printf("{\"bench\":\"cpubatch_drain_real_cpu\",\"path\":\"%s\","
+		       "\"slots\":%d,\"drain_obj_own_ns\":%.0f,"
+		       "\"drain_obj_remote_ns\":%.0f,\"settle_cached_ns\":%.0f,"
+		       "\"drain_all_ns\":%.0f,\"drain_all_forced_ns\":%.0f}\n",
+		       r->rseq ? "rseq" : "lock", NSLOTS, r->own_obj_ns,
+		       r->remote_obj_ns, r->settle_ns, r->all_ns, r->forced_ns);
+		return;
+	}
+	printf("\nreal CPU, %d slots, %s path (median ns per call):\n", NSLOTS,
+	       r->rseq ? "rseq" : "lock");
+	printf("  drain_obj, own CPU's slot                 %10.0f\n", r->own_obj_ns);
+	printf("  drain_obj, slot of a CPU running our thread %8.0f%s\n",
+	       r->remote_obj_ns, r->two_cpus ? "" : " (needs 2 CPUs)");
+	printf("  settle, cached object (DRAINED)           %10.0f\n", r->settle_ns);
+	printf("  drain_all, one slot holding objects       %10.0f\n", r->all_ns);
+	printf("  drain_all_forced, every slot visited      %10.0f\n", r->forced_ns);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct lb_backend_ops ops = {
@@ -369,6 +497,13 @@ int main(int argc, char **argv)
 	else
 		print_table(&r);
 	lb_cpubatch_destroy(pc);
+	{
+		struct rseq_result rr;
+
+		memset(&rr, 0, sizeof(rr));
+		bench_real(&rr, &conf, reps / 10 + 1);
+		print_real(&rr, json);
+	}
 	lb_lock_destroy(&be_lock);
 	free(objs);
 	free(samples);

@@ -24,7 +24,7 @@
 #include <lockbatch/cpubatch.h>
 #include <lockbatch/pcp.h>
 #include "../common/tap.h"
-#include "../unit/test_pcp_backend.h"
+#include "../common/pcp_backend.h"
 
 #define NOBJ 64
 

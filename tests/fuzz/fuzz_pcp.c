@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include <lockbatch/pcp.h>
-#include "../unit/test_pcp_backend.h"
+#include "../common/pcp_backend.h"
 #include "../prop/prop_pcp_ref.h"
 #include "fuzz_input.h"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
  * Every public header compiles on its own. This file is built once per
- * header (mk/core-tests.am sets LB_HDR): it includes that header first and
+ * header (mk/headers.am sets LB_HDR): it includes that header first and
  * alone, twice (the include guard), then uses what the header must
  * declare, so a header that leans on an include it does not make itself
  * fails to build. No config.h: users do not have it.
@@ -13,8 +13,9 @@
 #define LB_HDR_LOCKBATCH 5
 #define LB_HDR_VERSION 6
 #define LB_HDR_FREELIST 7
-#define LB_HDR_REFBITS 8
-#define LB_HDR_LRU 9
+#define LB_HDR_PCP 8
+#define LB_HDR_REFBITS 9
+#define LB_HDR_LRU 10
 
 #if LB_HDR == LB_HDR_CPU
 #include <lockbatch/cpu.h>
@@ -105,6 +106,18 @@ static int probe(void)
 	       be.alloc_bulk(be.ctx, 0, &o, 1) == 1 &&
 	       lb_freelist_owns(fl, o) == 1 && lb_freelist_destroy(fl) == 0 &&
 	       LB_FREELIST_MIN_OBJ_SIZE >= sizeof(void *);
+}
+#elif LB_HDR == LB_HDR_PCP
+#include <lockbatch/pcp.h>
+#include <lockbatch/pcp.h>
+#define NAME "lockbatch/pcp.h"
+static int probe(void)
+{
+	struct lb_pcp_conf c = { 0 };
+	struct lb_pcp *p;
+
+	return lb_pcp_create(&p, 0) < 0 &&
+	       lb_pcp_create(&p, &c) < 0 && lb_pcp_destroy(0) < 0;
 }
 #elif LB_HDR == LB_HDR_REFBITS
 #include <lockbatch/refbits.h>

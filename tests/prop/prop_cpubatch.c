@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
@@ -17,7 +18,7 @@
 
 #include <lockbatch/cpubatch.h>
 #include "../common/prng.h"
-#include "../unit/rec_backend.h"
+#include "../common/rec_backend.h"
 
 #define NOBJ 512
 #define MAX_SLOTS 8
@@ -114,6 +115,44 @@ static int model_add(struct model *m, unsigned int s, unsigned int id,
 		return 0;
 	model_flush(m, s, (enum lb_flush_cause)cause);
 	return 1;
+}
+
+/*
+ * Real-CPU variant: no injected source, a slot per CPU id and then some
+ * (the rseq path where the process has it), and the thread pinned to the
+ * CPU an operation is to run on, so the model knows the slot.
+ */
+static int real_cpu;
+static cpu_set_t real_set;
+
+static void real_init(void)
+{
+	if (lb_cpu_count() + 2 > MAX_SLOTS)
+		cr_skip_test("more CPUs than the model has slots");
+	cr_assert(eq(int, sched_getaffinity(0, sizeof(real_set), &real_set),
+		     0));
+}
+
+static int real_pin(int cpu)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	cr_assert(eq(int, sched_setaffinity(0, sizeof(one), &one), 0));
+	return cpu;
+}
+
+/* A CPU this thread may run on, below lb_cpu_count(), pinned. */
+static int real_random_cpu(struct lb_rng *rng)
+{
+	int n = (int)lb_cpu_count(), c;
+
+	for (;;) {
+		c = (int)lb_rng_below(rng, (uint32_t)n);
+		if (CPU_ISSET(c, &real_set))
+			return real_pin(c);
+	}
 }
 
 static int random_cpu(struct lb_rng *rng, unsigned int nr_slots)
@@ -234,6 +273,8 @@ static void setup_seed(struct lb_rng *rng, enum lb_cpubatch_mode mode, int ones,
 	ops = rec_ops();
 	M.mode = mode;
 	M.nr_slots = 1 + lb_rng_below(rng, MAX_SLOTS);
+	if (real_cpu)
+		M.nr_slots = lb_cpu_count() + lb_rng_below(rng, 3);
 	M.max_nr = lb_rng_below(rng, LB_WBATCH_MAX + 1);	/* 0: default */
 	M.max_weight = lb_rng_below(rng, 65);			/* 0: default */
 	M.nr_be = 1 + lb_rng_below(rng, 3);
@@ -246,7 +287,7 @@ static void setup_seed(struct lb_rng *rng, enum lb_cpubatch_mode mode, int ones,
 	conf = (struct lb_cpubatch_conf){
 		.nr_slots = M.nr_slots, .mode = M.mode, .max_nr = M.max_nr,
 		.max_weight = M.max_weight, .ops = &ops, .backend = &R.be[0],
-		.cpu_fn = rec_cpu_fn, .cpu_arg = &cpu_id,
+		.cpu_fn = real_cpu ? NULL : rec_cpu_fn, .cpu_arg = &cpu_id,
 	};
 	cr_assert(eq(int, lb_cpubatch_create(pc, &conf), 0));
 	/* What the zero defaults and the modes make of the caps. */
@@ -273,7 +314,8 @@ static void run_seed(uint64_t seed, enum lb_cpubatch_mode mode, int ones)
 	for (op = 0; op < OPS_PER_SEED; op++) {
 		int want, rc;
 
-		cpu_id = random_cpu(&rng, M.nr_slots);
+		cpu_id = real_cpu ? real_random_cpu(&rng) :
+				    random_cpu(&rng, M.nr_slots);
 		s = fold(cpu_id, M.nr_slots);
 		if (lb_rng_below(&rng, 8) == 0) {
 			want = (int)M.slot[s].nr;
@@ -301,6 +343,11 @@ static void run_seed(uint64_t seed, enum lb_cpubatch_mode mode, int ones)
 	/* A final drain of every slot: each accepted add committed once. */
 	for (s = 0; s < M.nr_slots; s++) {
 		cpu_id = (int)s;
+		if (real_cpu) {
+			if (s >= lb_cpu_count() || !CPU_ISSET(s, &real_set))
+				continue;	/* never used: empty */
+			real_pin((int)s);
+		}
 		if (M.slot[s].nr)
 			model_flush(&M, s, LB_FLUSH_DRAIN_LOCAL);
 		lb_cpubatch_drain_local(pc);
@@ -318,6 +365,15 @@ static void run_seed(uint64_t seed, enum lb_cpubatch_mode mode, int ones)
 			  LB_SEED_ARGS(seed));
 	}
 	cr_assert(eq(u64, R.gets, R.puts), LB_SEED_FMT, LB_SEED_ARGS(seed));
+	if (real_cpu) {
+		struct lb_cpubatch_stats st;
+
+		lb_cpubatch_stats(pc, &st, NULL, 0);
+		/* A batch of one (BASELINE, max_nr 1) stays on the lock path. */
+		cr_assert(eq(int, st.path, M.max_nr > 1 ? lb_cpu_path() :
+						      LB_CPU_PATH_LOCK));
+		sched_setaffinity(0, sizeof(real_set), &real_set);
+	}
 	cr_assert(eq(int, lb_cpubatch_destroy(pc), 0));
 	cr_assert(eq(u64, R.nr_log, M.nr_log), "destroy found more: "
 		  LB_SEED_FMT, LB_SEED_ARGS(seed));
@@ -347,5 +403,20 @@ Test(prop_cpubatch, random_ops_match_model, .timeout = 30)
  */
 Test(prop_cpubatch, weight_one_is_folio_batch, .timeout = 30)
 {
+	run_seeds(1);
+}
+
+/* Both again on the real CPU: the rseq path where the process has it. */
+Test(prop_cpubatch, random_ops_match_model_real_cpu, .timeout = 30)
+{
+	real_init();
+	real_cpu = 1;
+	run_seeds(0);
+}
+
+Test(prop_cpubatch, weight_one_is_folio_batch_real_cpu, .timeout = 30)
+{
+	real_init();
+	real_cpu = 1;
 	run_seeds(1);
 }

@@ -17,7 +17,7 @@
 #include <criterion/new/assert.h>
 
 #include <lockbatch/cpubatch.h>
-#include "rec_backend.h"
+#include "../common/rec_backend.h"
 
 #define NOBJ 256
 
@@ -862,4 +862,81 @@ Test(cpubatch, destroy_from_own_callback_edeadlk, .timeout = 5)
 	cpu_id = 0;
 	add(pc, 4, 1);
 	destroy_and_check(pc, 5);
+}
+
+/* The owner path is fixed per instance and reported in its stats. */
+Test(cpubatch, owner_path_per_instance)
+{
+	struct lb_cpubatch_conf c = conf_of(LB_CPUBATCH_WEIGHTED, 0, 0, 0);
+	struct lb_cpubatch *pc = NULL;
+
+	c.flags = ~LB_CPUBATCH_F_ALL;
+	cr_assert(eq(int, lb_cpubatch_create(&pc, &c), -EINVAL));
+	cr_assert(eq(ptr, pc, NULL));
+	c.flags = LB_CPUBATCH_F_LOCK_PATH;
+	cr_assert(eq(int, lb_cpubatch_create(&pc, &c), 0));
+	cr_assert(eq(int, total_st(pc).path, LB_CPU_PATH_LOCK), "conf flag");
+	lb_cpubatch_destroy(pc);
+	c.flags = 0;
+	cr_assert(eq(int, lb_cpubatch_create(&pc, &c), 0));
+	cr_assert(eq(int, total_st(pc).path, LB_CPU_PATH_LOCK), "injected CPU");
+	lb_cpubatch_destroy(pc);
+	c.cpu_fn = NULL;
+	cr_assert(eq(int, lb_cpubatch_create(&pc, &c), 0));
+	cr_assert(eq(int, total_st(pc).path, lb_cpu_path()), "real CPU");
+	lb_cpubatch_destroy(pc);
+	c.nr_slots = 1;	/* fewer slots than CPU ids where there are 2+ */
+	cr_assert(eq(int, lb_cpubatch_create(&pc, &c), 0));
+	if (lb_cpu_count() > 1)
+		cr_assert(eq(int, total_st(pc).path, LB_CPU_PATH_LOCK),
+			  "one slot");
+	lb_cpubatch_destroy(pc);
+}
+
+/*
+ * Real CPU, whichever path the process has: each add lands in the slot of
+ * the CPU it is pinned to, with node tracking as on the lock path; an add
+ * that fills the batch flushes; a drain from another CPU finds the node.
+ */
+Test(cpubatch, real_cpu_node_tracking_and_remote_drain)
+{
+	struct lb_cpubatch_conf c = conf_of(LB_CPUBATCH_WEIGHTED, 0, 4, 8);
+	struct lb_cpubatch *pc;
+	cpu_set_t orig, one;
+	int cpu, first = -1, n = 0;
+
+	c.cpu_fn = NULL;
+	cr_assert(eq(int, lb_cpubatch_create(&pc, &c), 0));
+	cr_assert(eq(int, sched_getaffinity(0, sizeof(orig), &orig), 0));
+	for (cpu = 0; cpu < CPU_SETSIZE && n < 12; cpu++) {
+		if (!CPU_ISSET(cpu, &orig) || cpu >= (int)lb_cpu_count())
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		cr_assert(eq(int, sched_setaffinity(0, sizeof(one), &one), 0));
+		if (first < 0)
+			first = cpu;
+		for (; n % 6 != 5; n++) {
+			cr_assert(eq(int, add(pc, (unsigned int)n, 1),
+				     n % 6 == 3 ? 1 : 0));
+			if (n % 6 == 3)	/* 4th of the slot: flushed */
+				continue;
+			cr_assert(eq(u32, O[n].node.slot, (uint32_t)cpu + 1));
+			cr_assert(eq(u32, O[n].node.home, (uint32_t)cpu + 1));
+			cr_assert(ne(u32, O[n].node.owner, 0));
+			cr_assert(eq(int, add(pc, (unsigned int)n, 1), -EEXIST));
+		}
+		n++;	/* object n % 6 == 5 stays unused */
+	}
+	cr_assert(ge(int, first, 0));
+	cr_assert(eq(u32, O[0].commits, 1), "flushed by the 4th add");
+	/* O[4] is cached in first's slot; drain it from the last CPU. */
+	cr_assert(eq(int, lb_cpubatch_drain_obj(pc, &O[4].node), 1));
+	cr_assert(eq(u32, O[4].commits, 1));
+	cr_assert(eq(u32, O[4].node.slot, 0));
+	sched_setaffinity(0, sizeof(orig), &orig);
+	cr_assert(eq(int, lb_cpubatch_destroy(pc), 0));
+	for (cpu = 0; cpu < n; cpu++)
+		if (cpu % 6 != 5)
+			cr_assert(eq(u32, O[cpu].commits, 1), "object %d", cpu);
 }

@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/*
+ * Stress for lb_cpubatch's owner path on the real CPU: adders move between
+ * CPUs (sched_setaffinity() flipping) and take signals while they add;
+ * one thread drains other threads' objects (drain_obj, drain_objs),
+ * drain_all (plain and forced) and disables and re-enables batching. On
+ * the rseq path every add that does not flush is a restartable sequence
+ * and every remote access stops and fences the slot.
+ *
+ * Checked: every accepted add committed exactly once (conservation), @get
+ * and @put balanced, nodes left "not cached" after destroy, nothing cached
+ * while batching is disabled, and which path the instance used. Run by
+ * `make check` as it is (rseq path where the machine has it) and with
+ * LB_RSEQ=0 (tests/cpubatch_paths.sh).
+ *
+ * Built again as a negative control with the library's cpubatch sources
+ * compiled with LBI_RSEQ_BROKEN_NO_STOP_CHECK: sections no longer check
+ * the stop flag, a remote swap-out races with them, and the program
+ * passes only when conservation is seen broken within its time bound.
+ * Plain pthreads and TAP.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <lockbatch/cpubatch.h>
+#include <lockbatch/lock.h>
+#include "../common/env.h"
+#include "../common/prng.h"
+#include "../common/tap.h"
+
+#define ADDERS 3
+#define OBJS 48			/* per adder */
+
+struct sobj {
+	struct lb_node node;
+	uint64_t adds;		/* accepted adds; atomic */
+	uint64_t commits;	/* atomic */
+	int64_t refs;		/* @get - @put; atomic */
+};
+
+static struct sobj objs[ADDERS][OBJS];
+static struct lb_lock be_lock;
+static struct lb_cpubatch *pc;
+static int stop_run;		/* atomic */
+static int disabled_now;	/* drainer-owned */
+static uint64_t errors, sigs, drains, cached_while_off;	/* atomic */
+static uint64_t forks, forks_bad;			/* drainer-owned */
+static struct sobj fork_obj;
+static uint64_t seed;
+static int nr_cpus;
+
+static void inc(uint64_t *c)
+{
+	__atomic_add_fetch(c, 1, __ATOMIC_RELAXED);
+}
+
+static void lock(void *be)
+{
+	lb_lock_acquire(be);
+}
+
+static void unlock(void *be)
+{
+	lb_lock_release(be);
+}
+
+static void commit(void *be, void **o, unsigned int n)
+{
+	unsigned int i;
+
+	(void)be;
+	for (i = 0; i < n; i++)
+		inc(&((struct sobj *)o[i])->commits);
+}
+
+static void get(void *o)
+{
+	__atomic_add_fetch(&((struct sobj *)o)->refs, 1, __ATOMIC_RELAXED);
+}
+
+static void put(void *o)
+{
+	__atomic_sub_fetch(&((struct sobj *)o)->refs, 1, __ATOMIC_RELAXED);
+}
+
+static const struct lb_backend_ops ops = {
+	.lock = lock, .unlock = unlock, .commit = commit,
+	.get = get, .put = put,
+};
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	inc(&sigs);
+}
+
+/* Pin to one CPU, or let the scheduler choose (every CPU allowed). */
+static void flip(struct lb_rng *r)
+{
+	cpu_set_t set;
+	int c = (int)lb_rng_below(r, (uint32_t)nr_cpus + 1);
+
+	CPU_ZERO(&set);
+	if (c == nr_cpus)
+		for (c = 0; c < nr_cpus; c++)
+			CPU_SET(c, &set);
+	else
+		CPU_SET(c, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void *adder(void *arg)
+{
+	unsigned int me = (unsigned int)(uintptr_t)arg;
+	struct lb_rng r;
+	unsigned long i;
+
+	lb_rng_seed(&r, seed + me);
+	for (i = 0; !__atomic_load_n(&stop_run, __ATOMIC_RELAXED); i++) {
+		struct sobj *o = &objs[me][lb_rng_below(&r, OBJS)];
+		int rc = lb_cpubatch_add(pc, o, &o->node,
+					 1 + lb_rng_below(&r, 4));
+
+		if (rc >= 0)
+			inc(&o->adds);
+		else if (rc != -EEXIST)
+			inc(&errors);
+		if (i % 4096 == 0)
+			flip(&r);
+	}
+	return NULL;
+}
+
+static void drain_some(struct lb_rng *r)
+{
+	struct lb_node *nodes[3];
+	unsigned int i;
+	int rc;
+
+	switch (lb_rng_below(r, 16)) {
+	case 0:
+		rc = lb_cpubatch_drain_all(pc);
+		break;
+	case 1:
+		rc = lb_cpubatch_drain_all_forced(pc);
+		break;
+	case 2:
+		for (i = 0; i < 3; i++)
+			nodes[i] = &objs[lb_rng_below(r, ADDERS)]
+					[lb_rng_below(r, OBJS)].node;
+		rc = lb_cpubatch_drain_objs(pc, nodes, 3);
+		break;
+	default:
+		rc = lb_cpubatch_drain_obj(pc, &objs[lb_rng_below(r, ADDERS)]
+						    [lb_rng_below(r, OBJS)].node);
+		break;
+	}
+	/* -ENOENT never: drain_obj reports "never added" as 0. */
+	if (rc < 0)
+		inc(&errors);
+	inc(&drains);
+}
+
+/* While disabled, an add flushes before it returns: nothing stays cached. */
+static void toggle_disable(void)
+{
+	struct lb_cpubatch_stats st;
+
+	if (!disabled_now) {
+		if (lb_cpubatch_disable(pc))
+			inc(&errors);
+		disabled_now = 1;
+		lb_cpubatch_stats(pc, &st, NULL, 0);
+		if (st.total.nr_cached)
+			inc(&cached_while_off);
+		return;
+	}
+	if (lb_cpubatch_enable(pc) < 0)
+		inc(&errors);
+	disabled_now = 0;
+}
+
+/*
+ * fork() while adders add and flush: the child has the forking thread
+ * only, every slot lock free and every slot running (fork hooks); it adds
+ * on its own CPU, drains everything and checks the commit.
+ */
+static void fork_check(void)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid < 0) {
+		inc(&errors);
+		return;
+	}
+	if (!pid) {
+		int ok = lb_cpubatch_add(pc, &fork_obj, &fork_obj.node, 1) >= 0 &&
+			 lb_cpubatch_drain_all_forced(pc) >= 0 &&
+			 fork_obj.commits == 1 && fork_obj.refs == 0;
+
+		_exit(ok ? 0 : 1);
+	}
+	forks++;
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status))
+		forks_bad++;
+}
+
+/* The application's own lock around fork(), as for any mutex it uses. */
+static void be_prepare(void)
+{
+	lb_lock_acquire(&be_lock);
+}
+
+static void be_release(void)
+{
+	lb_lock_release(&be_lock);
+}
+
+static void *drainer(void *arg)
+{
+	pthread_t *adders = arg;
+	struct lb_rng r;
+	unsigned long i;
+
+	lb_rng_seed(&r, seed ^ 0x5eed);
+	for (i = 0; !__atomic_load_n(&stop_run, __ATOMIC_RELAXED); i++) {
+		drain_some(&r);
+		if (i % 64 == 0)
+			toggle_disable();
+		if (i % 8 == 0)
+			pthread_kill(adders[lb_rng_below(&r, ADDERS)], SIGUSR1);
+		if (i % 1024 == 0)
+			flip(&r);
+		if (i % 4096 == 2048)
+			fork_check();
+	}
+	if (disabled_now)
+		toggle_disable();
+	return NULL;
+}
+
+struct tally {
+	uint64_t adds, commits, off, refs, cached;
+};
+
+static void run(double secs)
+{
+	pthread_t a[ADDERS], d;
+	struct timespec ts = { (time_t)secs,
+			       (long)((secs - (double)(time_t)secs) * 1e9) };
+	unsigned int i;
+
+	__atomic_store_n(&stop_run, 0, __ATOMIC_RELAXED);
+	for (i = 0; i < ADDERS; i++)
+		pthread_create(&a[i], NULL, adder, (void *)(uintptr_t)i);
+	pthread_create(&d, NULL, drainer, a);
+	nanosleep(&ts, NULL);
+	__atomic_store_n(&stop_run, 1, __ATOMIC_RELAXED);
+	for (i = 0; i < ADDERS; i++)
+		pthread_join(a[i], NULL);
+	pthread_join(d, NULL);
+}
+
+static void tally(struct tally *t)
+{
+	unsigned int i, j;
+
+	memset(t, 0, sizeof(*t));
+	for (i = 0; i < ADDERS; i++)
+		for (j = 0; j < OBJS; j++) {
+			struct sobj *o = &objs[i][j];
+
+			t->adds += o->adds;
+			t->commits += o->commits;
+			t->off += o->adds != o->commits;
+			t->refs += o->refs != 0;
+			t->cached += o->node.slot != 0;
+		}
+}
+
+static int setup(struct lb_cpubatch_stats *st)
+{
+	struct lb_cpubatch_conf conf = {
+		.mode = LB_CPUBATCH_WEIGHTED, .max_nr = 8, .max_weight = 16,
+		.ops = &ops, .backend = &be_lock,
+	};
+	struct sigaction sa;
+
+	memset(objs, 0, sizeof(objs));
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGUSR1, &sa, NULL);
+	if (lb_lock_init(&be_lock, LB_LOCK_SPIN, "cpubatch_rseq") ||
+	    pthread_atfork(be_prepare, be_release, be_release) ||
+	    lb_cpubatch_create(&pc, &conf))
+		return -1;
+	return lb_cpubatch_stats(pc, st, NULL, 0) < 0 ? -1 : 0;
+}
+
+#ifdef LBI_RSEQ_BROKEN_NO_STOP_CHECK
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Rounds until the damage shows, at most a bounded time. */
+static int negative_control(void)
+{
+	struct lb_cpubatch_stats st;
+	struct tally t;
+	double t0 = now_s(), limit = (double)lb_stress_iters(30, 60);
+	int rounds = 0;
+
+	lb_tap_plan(1);
+	if (setup(&st) || st.path != LB_CPU_PATH_RSEQ || nr_cpus < 2) {
+		lb_tap_ok(1, "# SKIP needs the rseq path and 2 CPUs (%s)",
+			  lb_cpu_path_name());
+		return 0;
+	}
+	do {
+		run(0.5);
+		rounds++;
+		lb_cpubatch_drain_all_forced(pc);
+		tally(&t);
+	} while (!t.off && now_s() - t0 < limit);
+	lb_tap_ok(t.off > 0,
+		  "without the stop check the test catches it: %" PRIu64
+		  " objects off (%" PRIu64 " adds, %" PRIu64
+		  " commits) after %d rounds (%.1f s)",
+		  t.off, t.adds, t.commits, rounds, now_s() - t0);
+	return lb_tap_done();
+}
+#endif
+
+int main(void)
+{
+	struct lb_cpubatch_stats st;
+	struct tally t;
+	double secs = (double)lb_stress_iters(2, 20);
+
+	nr_cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (nr_cpus < 1)
+		nr_cpus = 1;
+	seed = lb_test_seed(0xc0ffee);
+#ifdef LBI_RSEQ_BROKEN_NO_STOP_CHECK
+	return negative_control();
+#endif
+	lb_tap_plan(9);
+	lb_tap_diag(LB_SEED_FMT, LB_SEED_ARGS(seed));
+	if (!lb_tap_ok(setup(&st) == 0, "create"))
+		return lb_tap_done();
+	lb_tap_diag("instance path: %s (process: %s)",
+		    st.path == LB_CPU_PATH_RSEQ ? "rseq" : "lock",
+		    lb_cpu_path_name());
+	lb_tap_ok(st.path == lb_cpu_path(),
+		  "the instance takes the process's path");
+	run(secs / 2);
+	lb_tap_ok(lb_cpubatch_destroy(pc) == 0, "destroy");
+	tally(&t);
+	lb_tap_diag("%" PRIu64 " adds, %" PRIu64 " drains, %" PRIu64
+		    " signals", t.adds, drains, sigs);
+	lb_tap_ok(!errors, "no unexpected errors (%" PRIu64 ")", errors);
+	lb_tap_ok(!t.off && t.adds == t.commits,
+		  "every accepted add committed exactly once (%" PRIu64
+		  " adds, %" PRIu64 " commits, %" PRIu64 " objects off)",
+		  t.adds, t.commits, t.off);
+	lb_tap_ok(!t.refs && !t.cached,
+		  "get/put balanced, every node not cached (%" PRIu64
+		  " with refs, %" PRIu64 " cached)", t.refs, t.cached);
+	lb_tap_ok(!cached_while_off,
+		  "nothing cached while disabled (%" PRIu64 " times)",
+		  cached_while_off);
+	lb_tap_ok(sigs > 0 && drains > 0, "signals and drains ran");
+	lb_tap_ok(forks > 0 && !forks_bad,
+		  "fork() children add and drain (%" PRIu64 " forks, %" PRIu64
+		  " failed)", forks, forks_bad);
+	return lb_tap_done();
+}
