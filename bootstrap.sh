@@ -8,17 +8,26 @@
 # ./bootstrap.sh --compare [configure args]: also install the allocators
 # `make compare` measures lb_pcp against (jemalloc, TCMalloc, mimalloc)
 # and gnuplot for its plot. The library never needs them.
+# ./bootstrap.sh --proof [configure args]: also install spin (make model)
+# and clang with its sanitizer and libFuzzer runtimes (make fuzz).
+# Both options may be given, before the configure arguments.
 set -eu
 
 cd "$(dirname "$0")"
 
 pkgs="build-essential autoconf automake libtool pkgconf \
 libck-dev liburcu-dev libcriterion-dev valgrind"
-if [ "${1:-}" = --compare ]; then
+while :; do
+	case ${1:-} in
+	--compare)
+		pkgs="$pkgs libjemalloc-dev libgoogle-perftools-dev \
+libmimalloc-dev gnuplot-nox";;
+	--proof)
+		pkgs="$pkgs spin clang libclang-rt-14-dev";;
+	*) break;;
+	esac
 	shift
-	pkgs="$pkgs libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev \
-gnuplot-nox"
-fi
+done
 
 missing=
 for p in $pkgs; do

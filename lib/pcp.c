@@ -14,7 +14,12 @@
 #include "pcp_impl.h"
 #include "pcp_tune_impl.h"
 
-/* lb_lock owns the list of lock kinds: ask it rather than copy the list. */
+/*
+ * lb_lock owns the list of lock kinds: ask it rather than copy the list,
+ * and only for the kind. A kind whose trial lock cannot be had (a CLH
+ * lock without memory) is a valid kind: the lb_lock_init() of create
+ * reports that failure as it is, not as -EINVAL.
+ */
 static int check_lock_kind(enum lb_lock_kind kind)
 {
 	struct lb_lock l;
@@ -22,7 +27,7 @@ static int check_lock_kind(enum lb_lock_kind kind)
 
 	if (!err)
 		lb_lock_destroy(&l);
-	return err;
+	return err == -EINVAL ? err : 0;
 }
 
 /* The fields in declaration order; &struct lb_pcp_conf documents each. */

@@ -27,6 +27,7 @@ static long lbi_membarrier(int cmd, unsigned int flags, int cpu)
 	return syscall(__NR_membarrier, cmd, flags, cpu);
 }
 
+#if LBI_RSEQ_ARCH
 /* LB_RSEQ=0 (or "off", "no") forces the lock path. */
 static bool lbi_rseq_env_off(void)
 {
@@ -34,6 +35,7 @@ static bool lbi_rseq_env_off(void)
 
 	return e && (!strcmp(e, "0") || !strcmp(e, "off") || !strcmp(e, "no"));
 }
+#endif
 
 static enum lbi_rseq_why lbi_rseq_decide(void)
 {

@@ -108,6 +108,24 @@
  * Every slot operation on the lock path takes only that slot's ck
  * spinlock (uncontended unless a thread migrated, or a decay or remote
  * drain runs).
+ *
+ * fork(). Every slot lock is taken around fork() (a pthread_atfork()
+ * hook of the slot core, as glibc's malloc does with its arenas), and the
+ * back-end lock is held only under a slot lock, so in the child every
+ * slot and the back-end are consistent and unlocked, and the child's
+ * copy holds the objects the parent's slots held. The child has no decay
+ * thread, and the parent's may have been inside lb_pcp_tick() at the
+ * fork (its tick mutex copied held). So in the child of a process that
+ * started a decay thread, or in which another thread may be ticking, the
+ * child may call lb_pcp_alloc(), lb_pcp_free(), lb_pcp_drain(),
+ * lb_pcp_drain_all(), lb_pcp_stats() and lb_pcp_slot_state(), and must not
+ * call lb_pcp_tick(), lb_pcp_decay(), lb_pcp_decay_thread_start(),
+ * lb_pcp_decay_thread_stop() or lb_pcp_destroy() (it would wait for a
+ * thread that does not exist): to give the cached objects back, drain_all
+ * and then exit or exec; the cache's memory goes with the process. A
+ * child forked while no thread could tick may use every call.
+ * tests/fault/fault_runtime.c checks this with a decay thread running and
+ * every slot full.
  */
 
 /**
@@ -151,8 +169,7 @@
  * (any call, in general) must not interrupt a lock-path call of the same
  * thread on the same cache: block the signal around such calls, or use
  * the cache from handlers only when the interrupted code does not.
- * fork() is safe while other threads hold or stop slots: the cache takes
- * every slot lock around it.
+ * fork(): see DOC: Per-CPU object cache.
  */
 
 /** define LB_PCP_F_DEBUG - &lb_pcp_conf.flags: track cached objects

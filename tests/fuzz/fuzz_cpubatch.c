@@ -5,13 +5,16 @@
  * changing ids included), and add, drain_obj, drain_objs, drain_local,
  * settle, drain_all (plain and forced), disable, enable, stats and
  * destroy/re-create in any order. Commit callbacks add to their own
- * instance; with LB_FUZZ_NESTED=1 they also add to the other instances
- * (nested callbacks across instances, issue 8 fault 1).
+ * instance or to another one (nested callbacks across instances, issue 8
+ * fault 1).
  *
  * The model: every object is out (the user holds it) or in a batch of its
  * instance; a commit must see an object in a batch of the committing
  * instance (never twice, never another instance's), and after every
- * top-level call the nodes, references and stats must agree with it.
+ * top-level call the nodes, references and stats must agree with it: the
+ * stats identities (adds, weights, flushes and objects committed, back-end
+ * lock holds = commit calls seen, settle outcomes, drain_all calls and the
+ * disable depth) hold whenever no call is in flight.
  */
 #include <errno.h>
 #include <limits.h>
@@ -39,6 +42,8 @@ struct finst {
 	int locked;		/* back-end lock held */
 	unsigned int disabled;
 	int has_refcount;
+	uint64_t commits, objs_committed;	/* seen by commit() */
+	uint64_t settle_rc[3];	/* settles by LB_SETTLED, _DRAINED, _BUSY */
 	struct fobj objs[NO];
 };
 
@@ -46,7 +51,6 @@ static struct finst fi[NI];
 static struct fz_in *g_in;
 static int g_cpu;
 static unsigned int depth;
-static int nested_cross;
 static unsigned long nested_adds;	/* made by commit callbacks */
 static int destroying;	/* no adds into an instance being destroyed */
 
@@ -96,6 +100,8 @@ static void commit(void *be, void **objs, unsigned int n)
 	unsigned int k;
 
 	FZ_CHECK(f->locked, "commit without the back-end lock");
+	f->commits++;
+	f->objs_committed += n;
 	for (k = 0; k < n; k++) {
 		struct fobj *o = objs[k];
 
@@ -113,10 +119,8 @@ static void commit(void *be, void **objs, unsigned int n)
 	 */
 	if (!destroying && depth < MAX_DEPTH && fz_more(g_in) &&
 	    fz_below(g_in, 4) == 0) {
-		unsigned int j = (unsigned int)(f - fi);
+		unsigned int j = fz_below(g_in, NI);
 
-		if (nested_cross)
-			j = fz_below(g_in, NI);
 		depth++;
 		nested_adds++;
 		do_add(j, fz_below(g_in, NO), 1 + fz_below(g_in, 8));
@@ -152,6 +156,9 @@ static void create(unsigned int i, struct fz_in *in)
 	rc = lb_cpubatch_create(&f->pc, &c);
 	FZ_CHECK(rc == 0, "create: %d", rc);
 	f->disabled = 0;
+	f->commits = 0;
+	f->objs_committed = 0;
+	memset(f->settle_rc, 0, sizeof(f->settle_rc));
 	for (k = 0; k < NO; k++) {
 		struct fobj *o = &f->objs[k];
 
@@ -189,6 +196,42 @@ static int do_add(unsigned int i, unsigned int id, uint32_t w)
 	return rc;
 }
 
+/* The stats identities that hold between top-level calls. */
+static void check_stats(unsigned int i, const struct lb_cpubatch_stats *st)
+{
+	const struct lb_cpubatch_slot_stats *t = &st->total;
+	const struct lb_cpubatch_drain_stats *d = &st->drain;
+	const struct finst *f = &fi[i];
+	uint64_t flushes = 0;
+	unsigned int c;
+
+	for (c = 0; c < LB_FLUSH_NR; c++)
+		flushes += t->flushes[c];
+	FZ_CHECK(t->adds == t->objs_flushed + t->nr_cached &&
+		 t->weight_added == t->weight_flushed + t->weight_cached,
+		 "instance %u: adds do not add up", i);
+	FZ_CHECK(st->flushes_inflight == 0 && t->flushes_committed == flushes &&
+		 t->objs_committed == t->objs_flushed,
+		 "instance %u: %llu flushes, %llu committed, %llu in flight", i,
+		 (unsigned long long)flushes,
+		 (unsigned long long)t->flushes_committed,
+		 (unsigned long long)st->flushes_inflight);
+	FZ_CHECK(st->backend_locks == f->commits &&
+		 t->objs_committed == f->objs_committed,
+		 "instance %u: %llu back-end locks, %llu objects committed; "
+		 "commit saw %llu calls, %llu objects", i,
+		 (unsigned long long)st->backend_locks,
+		 (unsigned long long)t->objs_committed,
+		 (unsigned long long)f->commits,
+		 (unsigned long long)f->objs_committed);
+	FZ_CHECK(d->settled == f->settle_rc[0] && d->drained == f->settle_rc[1] &&
+		 d->busy == f->settle_rc[2], "instance %u: settle outcomes", i);
+	FZ_CHECK(d->drain_all_calls == d->drain_all_passes + d->drain_all_coalesced &&
+		 d->drain_all_forced <= d->drain_all_passes &&
+		 d->disable_depth == f->disabled,
+		 "instance %u: drain_all or disable counters", i);
+}
+
 static void check_inst(unsigned int i)
 {
 	struct finst *f = &fi[i];
@@ -212,18 +255,18 @@ static void check_inst(unsigned int i)
 	FZ_CHECK(st.total.nr_cached == cached, "instance %u: stats %llu cached, "
 		 "model %llu", i, (unsigned long long)st.total.nr_cached,
 		 (unsigned long long)cached);
-	FZ_CHECK(st.total.adds == st.total.objs_flushed + st.total.nr_cached,
-		 "instance %u: adds do not add up", i);
+	check_stats(i, &st);
 }
 
 static int settle_want(const struct finst *f, const struct fobj *o, long exp)
 {
 	long r = 1 + (o->state == CACHED);
 
-	if (!f->has_refcount)
-		return -EOPNOTSUPP;
+	/* Ownership before what the back-end offers (cpubatch.h DOC). */
 	if (!o->node.owner)
 		return -ENOENT;
+	if (!f->has_refcount)
+		return -EOPNOTSUPP;
 	if (r <= exp)
 		return r == exp && o->state == OUT ? LB_SETTLED : -ERANGE;
 	if (o->state == CACHED)
@@ -274,6 +317,8 @@ static void op_drain(unsigned int op, unsigned int i, struct fobj *o,
 		rc = lb_cpubatch_settle(f->pc, o, &o->node, exp);
 		FZ_CHECK(rc == want, "settle(expected %ld): %d, model %d "
 			 "(cached %d)", exp, rc, want, o->state);
+		if (rc == LB_SETTLED || rc == LB_DRAINED || rc == LB_BUSY)
+			f->settle_rc[rc == LB_SETTLED ? 0 : rc == LB_DRAINED ? 1 : 2]++;
 		if (rc == LB_DRAINED || rc == LB_SETTLED)
 			FZ_CHECK(!QUIET || o->state == OUT, "settle left it cached");
 		break;
@@ -365,7 +410,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	g_in = &in;
 	g_cpu = 0;
 	depth = 0;
-	nested_cross = fz_option("LB_FUZZ_NESTED");
 	for (i = 0; i < NI; i++)
 		create(i, &in);
 	while (fz_more(&in))

@@ -5,11 +5,13 @@
  * CPU ids, drains, decay and ticks of an injected clock, and a back-end
  * with a small pool that runs dry or is made to fail.
  *
- * After every operation: conservation (pool + live + cached = total), no
+ * After every operation: every back-end hold counted under one cause,
+ * conservation (pool + live + cached = total), no
  * object handed out twice or returned twice (the test back-end's checks),
- * high within [high_min, high_max], and, for the LINUX and COUNT_MIN
- * tuners, the transcription of the 6.12 kernel code the property tests use
- * (tests/prop/prop_pcp_ref.h): same count, high, alloc_factor, free_count
+ * high within [high_min, high_max], and, for the LINUX, COUNT_MIN and
+ * LINUX_618 tuners, the transcription of the kernel code with lb_pcp's
+ * no-stranding rules the property tests use (tests/prop/prop_pcp_ref.h,
+ * lb_rules): same count, high, alloc_factor, free_count
  * and flags per slot, as long as the kernel's assumptions hold (the
  * back-end never ran dry, plain CPU ids, no slot idle across a decay,
  * which slot expiry may drain). With LB_FUZZ_DOUBLE_FREE=1, debug mode
@@ -72,7 +74,8 @@ static int watch_alloc_bulk(void *ctx, unsigned int order, void **out,
 
 static bool models_kernel(enum lb_pcp_tuner t)
 {
-	return t == LB_PCP_TUNE_LINUX || t == LB_PCP_TUNE_COUNT_MIN;
+	return t == LB_PCP_TUNE_LINUX || t == LB_PCP_TUNE_COUNT_MIN ||
+	       t == LB_PCP_TUNE_LINUX_618;
 }
 
 static void check(struct lb_pcp *p, unsigned int nr_slots, const char *op)
@@ -81,6 +84,16 @@ static void check(struct lb_pcp *p, unsigned int nr_slots, const char *op)
 	unsigned int i;
 
 	FZ_CHECK(lb_pcp_stats(p, &st, NULL, 0) == (int)nr_slots, "stats");
+	/* Every back-end hold is counted under one cause (pcp.h, C22). */
+	FZ_CHECK(st.total.refills + st.total.flushes + st.total.decay_drains +
+		 st.total.drains == st.backend_locks,
+		 "after %s: %llu refills + %llu flushes + %llu decay drains + "
+		 "%llu drains != %llu back-end locks", op,
+		 (unsigned long long)st.total.refills,
+		 (unsigned long long)st.total.flushes,
+		 (unsigned long long)st.total.decay_drains,
+		 (unsigned long long)st.total.drains,
+		 (unsigned long long)st.backend_locks);
 	if (broken)
 		return;		/* only "never handed out twice" holds now */
 	FZ_CHECK(b.errors == 0, "after %s: %llu objects returned twice or "
@@ -121,6 +134,10 @@ static void ref_init(const struct lb_pcp_conf *c)
 		ref[i].high = c->high_min;
 		ref[i].nr_lists = 4;
 		ref[i].count_min_patch = c->tuner == LB_PCP_TUNE_COUNT_MIN;
+		ref[i].free_high_618 = c->tuner == LB_PCP_TUNE_LINUX_618;
+		/* The cache's no-stranding rules (pcp.h DOC), as prop_pcp. */
+		ref[i].lb_rules = true;
+		ref[i].expire = c->expire ? c->expire : LB_PCP_EXPIRE_DEFAULT;
 		if (c->flags & LB_PCP_F_FREE_HIGH_BATCH)
 			ref[i].flags |= REF_FREE_HIGH_BATCH;
 	}
@@ -189,7 +206,14 @@ static void op_free(struct lb_pcp *p, struct fz_in *in, int slot, int debug,
 	live_units -= 1u << l.order;
 	is_live[l.obj->id] = 0;
 	rc = lb_pcp_free(p, l.obj, l.order);
-	FZ_CHECK(rc == 0, "free: %d", rc);
+	/*
+	 * An object the user freed twice (stale) may have come back from the
+	 * pool while handed out (excused): its cached copy makes debug mode
+	 * refuse this free too, rightly.
+	 */
+	FZ_CHECK(rc == 0 || (rc == -EEXIST && debug && stale[l.obj->id] &&
+			     excused[l.obj->id]),
+		 "free: %d", rc);
 	if (exact && slot >= 0)
 		free_unref_page_commit(&ref[slot], (int)l.order);
 	else

@@ -31,8 +31,6 @@ struct sobj {
 static struct lb_cpubatch *pc;
 static struct sobj *objs;
 static unsigned int nr_thr;
-/* LB_SOAK_NO_DRAIN_WAIT=1: skip the drain_obj in-flight check (issue 8, C20). */
-static int no_drain_wait;
 
 /* The fixture's on_commit: each object was in a batch, once. */
 static void commit(struct backend_fixture *f, struct test_backend *be,
@@ -57,7 +55,6 @@ int soak_cpubatch_setup(unsigned int nr_threads)
 	unsigned int i;
 
 	nr_thr = nr_threads;
-	no_drain_wait = getenv("LB_SOAK_NO_DRAIN_WAIT") != NULL;
 	objs = calloc((size_t)nr_threads * OBJS, sizeof(*objs));
 	if (!objs || backend_init())
 		return -1;
@@ -102,7 +99,7 @@ void soak_cpubatch_op(unsigned int t, struct lb_rng *g)
 	} else if (x < 900) {
 		rc = lb_cpubatch_drain_obj(pc, &o->t.node);
 		SOAK_CHECK(rc >= 0, "drain_obj: %d", rc);
-		SOAK_CHECK(no_drain_wait || unheld(o), "drain_obj returned "
+		SOAK_CHECK(unheld(o), "drain_obj returned "
 			   "while object %ld was in a batch or in flight",
 			   (long)(o - objs));
 	} else if (x < 980) {
