@@ -6,18 +6,19 @@
 # missing), regenerate the build system and run ./configure "$@".
 #
 # ./bootstrap.sh --compare [configure args]: also install the allocators
-# `make compare` measures lb_pcp against (jemalloc, TCMalloc, mimalloc)
-# and gnuplot for its plot. The library never needs them.
+# `make compare` measures lb_pcp against (jemalloc, TCMalloc, mimalloc).
+# The library never needs them. man-db and groff render the man pages in
+# make check; gnuplot draws the plots of make demo.
 set -eu
 
 cd "$(dirname "$0")"
 
 pkgs="build-essential autoconf automake libtool pkgconf \
-libck-dev liburcu-dev libcriterion-dev valgrind"
+libck-dev liburcu-dev libcriterion-dev valgrind perl man-db groff-base \
+gnuplot-nox"
 if [ "${1:-}" = --compare ]; then
 	shift
-	pkgs="$pkgs libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev \
-gnuplot-nox"
+	pkgs="$pkgs libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev"
 fi
 
 missing=

@@ -100,7 +100,7 @@ enum lb_lock_kind {
 #define LB_LOCK_NR_KINDS 5
 
 /**
- * define LB_LOCK_DEFAULT - The kind to use when in doubt: %LB_LOCK_TICKET.
+ * define LB_LOCK_DEFAULT - The kind to use when in doubt (%LB_LOCK_TICKET).
  *
  * Chosen by tests/bench/bench_lock_fair.c (make bench-lock-fair) on a
  * shared 2-CPU machine (load 5-10), case C21: one thread re-acquires at
