@@ -2,6 +2,10 @@
 #ifndef LOCKBATCH_CPU_H
 #define LOCKBATCH_CPU_H
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /**
  * DOC: Current CPU
  *
@@ -123,5 +127,9 @@ enum lb_cpu_path lb_cpu_path(void);
  * Return: "rseq", or "lock (<reason>)", e.g. "lock (LB_RSEQ=0)".
  */
 const char *lb_cpu_path_name(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* LOCKBATCH_CPU_H */

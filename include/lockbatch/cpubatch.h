@@ -7,6 +7,10 @@
 #include <lockbatch/cpu.h>
 #include <lockbatch/wbatch.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /**
  * DOC: Per-CPU batches in front of a locked back-end
  *
@@ -831,5 +835,9 @@ int lb_cpubatch_disable(struct lb_cpubatch *pc);
  * nothing changed).
  */
 int lb_cpubatch_enable(struct lb_cpubatch *pc);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* LOCKBATCH_CPUBATCH_H */

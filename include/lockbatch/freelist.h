@@ -11,6 +11,10 @@
 extern "C" {
 #endif
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /**
  * DOC: Fixed-size free list over an arena
  *
@@ -188,6 +192,10 @@ int lb_freelist_stats(const struct lb_freelist *fl,
  */
 int lb_freelist_pcp_backend(struct lb_freelist *fl,
 			    struct lb_pcp_backend *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #ifdef __cplusplus
 }

@@ -6,7 +6,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include <ck_spinlock.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /**
  * DOC: Back-end lock with statistics
@@ -160,11 +162,13 @@ struct lb_lock_stats {
  * struct lb_lock - A back-end lock that counts its acquisitions.
  * @kind: The wrapped primitive.
  * @name: Label used in reports (not copied; must outlive the lock).
- * @spin: The spinlock, for %LB_LOCK_SPIN.
  * @mutex: The mutex, for %LB_LOCK_MUTEX.
- * @ticket: The ticket lock, for %LB_LOCK_TICKET.
- * @mcs: The MCS queue tail, for %LB_LOCK_MCS.
- * @clh: The CLH queue tail, for %LB_LOCK_CLH (a heap node when unlocked).
+ * @lbi_ck: Opaque storage of the ck lock of the other kinds: the
+ *	test-and-set word (%LB_LOCK_SPIN), the ticket pair (%LB_LOCK_TICKET),
+ *	the MCS queue tail (%LB_LOCK_MCS) or the CLH queue tail, a heap node
+ *	when unlocked (%LB_LOCK_CLH). Only the library reaches it, so this
+ *	header needs no ck header (and compiles as C++).
+ * @lbi_ck_ptr: Aligns @lbi_ck for a pointer.
  * @st: Statistics, written only by the holder.
  *
  * Embed it, initialise with lb_lock_init(), touch it only through the
@@ -174,11 +178,9 @@ struct lb_lock {
 	enum lb_lock_kind kind;
 	const char *name;
 	union {
-		ck_spinlock_fas_t spin;
 		pthread_mutex_t mutex;
-		ck_spinlock_ticket_t ticket;
-		ck_spinlock_mcs_t mcs;
-		ck_spinlock_clh_t *clh;
+		uint64_t lbi_ck[2];
+		void *lbi_ck_ptr;
 	};
 	struct lb_lock_stats st;
 };
@@ -308,5 +310,9 @@ int lb_lock_report(FILE *f, struct lb_lock *const *locks, unsigned int nr);
  */
 int lb_lock_report_json(FILE *f, struct lb_lock *const *locks,
 			unsigned int nr);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* LOCKBATCH_LOCK_H */

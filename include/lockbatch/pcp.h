@@ -8,6 +8,10 @@
 #include <lockbatch/cpu.h>
 #include <lockbatch/lock.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /**
  * DOC: Per-CPU object cache with an auto-tuned high watermark
  *
@@ -749,5 +753,9 @@ struct lb_pcp_size {
  */
 int lb_pcp_size(uint64_t pool_units, uint64_t low_units, unsigned int nr_cpus,
 		unsigned int units_per_mib, struct lb_pcp_size *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* LOCKBATCH_PCP_H */

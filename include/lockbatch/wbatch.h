@@ -4,6 +4,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /**
  * DOC: Size-weighted batch
  *
@@ -81,7 +85,7 @@ struct lb_wbatch {
  * Does not validate; lb_wbatch_add() rejects a batch with bad caps.
  */
 #define LB_WBATCH_INIT(maxnr, maxw) \
-	{ .nr = 0, .max_nr = (maxnr), .weight = 0, .max_weight = (maxw) }
+	{ 0, (maxnr), 0, (maxw), { 0 } }
 
 /**
  * lb_wbatch_init() - Initialise an empty batch.
@@ -146,5 +150,9 @@ long lb_wbatch_weight(const struct lb_wbatch *b);
  * Return: 0, or %-EINVAL if @b is NULL.
  */
 int lb_wbatch_reinit(struct lb_wbatch *b);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* LOCKBATCH_WBATCH_H */

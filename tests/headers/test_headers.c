@@ -4,7 +4,9 @@
  * header (mk/core-tests.am sets LB_HDR): it includes that header first and
  * alone, twice (the include guard), then uses what the header must
  * declare, so a header that leans on an include it does not make itself
- * fails to build. No config.h: users do not have it.
+ * fails to build. No config.h: users do not have it. The same probes are
+ * built as C++17 through test_headers_cxx.cc, so they stay valid C++
+ * (no designated initializers, no compound literals).
  */
 #define LB_HDR_CPU 1
 #define LB_HDR_LOCK 2
@@ -13,6 +15,7 @@
 #define LB_HDR_LOCKBATCH 5
 #define LB_HDR_VERSION 6
 #define LB_HDR_FREELIST 7
+#define LB_HDR_PCP 8
 
 #if LB_HDR == LB_HDR_CPU
 #include <lockbatch/cpu.h>
@@ -56,7 +59,7 @@ static int probe(void)
 static int probe(void)
 {
 	struct lb_node n = LB_NODE_INIT;
-	struct lb_cpubatch_conf conf = { 0 };
+	static struct lb_cpubatch_conf conf;
 	struct lb_cpubatch *pc;
 
 	return n.slot == 0 && lb_cpubatch_create(&pc, &conf) < 0 &&
@@ -92,17 +95,33 @@ static int probe(void)
 static int probe(void)
 {
 	static void *arena[64];
-	struct lb_freelist_conf c = { .obj_size = 64, .arena = arena,
-				      .arena_size = sizeof(arena) };
+	static struct lb_freelist_conf c;
 	struct lb_freelist *fl;
 	struct lb_pcp_backend be;
 	void *o;
 
+	c.obj_size = 64;
+	c.arena = arena;
+	c.arena_size = sizeof(arena);
 	return lb_freelist_create(&fl, &c) == 0 &&
 	       lb_freelist_pcp_backend(fl, &be) == 0 &&
 	       be.alloc_bulk(be.ctx, 0, &o, 1) == 1 &&
 	       lb_freelist_owns(fl, o) == 1 && lb_freelist_destroy(fl) == 0 &&
 	       LB_FREELIST_MIN_OBJ_SIZE >= sizeof(void *);
+}
+#elif LB_HDR == LB_HDR_PCP
+#include <lockbatch/pcp.h>
+#include <lockbatch/pcp.h>
+#define NAME "lockbatch/pcp.h"
+static int probe(void)
+{
+	static struct lb_pcp_conf conf;	/* no back-end: rejected */
+	struct lb_pcp_size sz;
+	struct lb_pcp *p;
+
+	return lb_pcp_create(&p, &conf) < 0 &&
+	       lb_pcp_size(16384, 0, 2, 256, &sz) == 0 && sz.batch > 0 &&
+	       lb_pcp_tuner_name(LB_PCP_TUNE_ADAPTIVE) != 0;
 }
 #else
 #error "LB_HDR names no header"
@@ -114,7 +133,12 @@ int main(void)
 {
 	int ok = probe();
 
-	printf("1..1\n%s 1 - <%s> compiles alone and declares its API\n",
-	       ok ? "ok" : "not ok", NAME);
+#ifdef __cplusplus
+#define LANG "C++"
+#else
+#define LANG "C"
+#endif
+	printf("1..1\n%s 1 - <%s> compiles alone as " LANG
+	       " and declares its API\n", ok ? "ok" : "not ok", NAME);
 	return !ok;
 }
