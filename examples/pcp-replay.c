@@ -3,7 +3,7 @@
  * pcp-replay: replay a page-allocation trace through lb_pcp with each
  * tuner and compare back-end trips and idle cached units.
  *
- *   pcp-replay [--json] [--tuners a,b] [--name NAME] TRACE...
+ *   pcp-replay [--json] [--tuners a,b] [--name NAME] [--plot PREFIX] TRACE...
  *   pcp-replay --smoke
  *
  * TRACE is a file in the format of tests/data/README.md ("-" for stdin; a
@@ -15,6 +15,10 @@
  * LINUX sampled every 4096 events instead of at ticks (idle-ev/lx). A recorded trace also carries the kernel's own
  * zone->lock holds, printed next to the LINUX replay.
  *
+ * --plot PREFIX draws, per trace, high and count (summed over the slots)
+ * at every tick for each tuner into PREFIX-TRACE.png (pcp-replay-plot.c).
+ * On a terminal, stderr shows which replay is running.
+ *
  * PCP_REPLAY_TRACE_TICKS=1 in the environment prints every slot's count,
  * high, alloc_factor and free_count at every tick on stderr.
  */
@@ -25,8 +29,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <lockbatch/pcp.h>
+#include "pcp-replay.h"
 
 enum { EV_ALLOC, EV_FREE, EV_TICK };
 
@@ -259,7 +265,7 @@ static int load(struct trace *tr, const char *path)
 }
 
 static int replay(const struct trace *tr, enum lb_pcp_tuner t,
-		  struct result *r)
+		  struct result *r, FILE *series)
 {
 	struct lb_pcp_conf c = { 0 };
 	struct lb_pcp_stats st;
@@ -308,6 +314,8 @@ static int replay(const struct trace *tr, enum lb_pcp_tuner t,
 			if (st.total.count > r->peak_idle)
 				r->peak_idle = st.total.count;
 			ticks++;
+			if (series)
+				pr_series_sample(series, p, tr->cpus, ticks);
 			if (getenv("PCP_REPLAY_TRACE_TICKS")) {
 				struct lb_pcp_tune_state s;
 				unsigned int k;
@@ -486,6 +494,7 @@ int main(int argc, char **argv)
 		{ "smoke", no_argument, NULL, 's' },
 		{ "tuners", required_argument, NULL, 't' },
 		{ "name", required_argument, NULL, 'n' },
+		{ "plot", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -495,9 +504,10 @@ int main(int argc, char **argv)
 	};
 	struct result res[LB_PCP_TUNE_NR];
 	int nt = LB_PCP_TUNE_NR, json = 0, smoke = 0, c, i, k, err;
-	const char *name = NULL;
+	const char *name = NULL, *plot = NULL;
+	int tty = isatty(STDERR_FILENO);
 
-	while ((c = getopt_long(argc, argv, "jst:n:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jst:n:p:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = 1;
@@ -515,9 +525,12 @@ int main(int argc, char **argv)
 		case 'n':
 			name = optarg;
 			break;
+		case 'p':
+			plot = optarg;
+			break;
 		default:
 			fprintf(stderr, "usage: pcp-replay [--json] [--tuners a,b] "
-				"[--name NAME] TRACE... | --smoke\n");
+				"[--name NAME] [--plot PREFIX] TRACE... | --smoke\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
@@ -529,6 +542,7 @@ int main(int argc, char **argv)
 		printf("[");
 	for (k = 0; smoke ? k < 1 : optind + k < argc; k++) {
 		struct trace tr;
+		FILE *series;
 
 		if (smoke) {
 			smoke_trace(&tr);
@@ -542,14 +556,26 @@ int main(int argc, char **argv)
 			if (name && argc - optind == 1)
 				tr.name = name;
 		}
+		series = plot ? pr_series_open(plot, tr.name) : NULL;
+		if (plot && !series)
+			return 1;
 		for (i = 0; i < nt; i++) {
-			err = replay(&tr, tuners[i], &res[i]);
+			if (tty)
+				fprintf(stderr, "\r\033[Kpcp-replay: %s, %s ...",
+					tr.name, lb_pcp_tuner_name(tuners[i]));
+			err = replay(&tr, tuners[i], &res[i], series);
 			if (err) {
 				fprintf(stderr, "pcp-replay: %s: bad conf (%s)\n",
 					tr.name, strerror(-err));
 				return 1;
 			}
+			if (series)
+				pr_series_end(series, tuners[i]);
 		}
+		if (tty)
+			fputs("\r\033[K", stderr);
+		if (series && pr_plot(series, plot, tr.name, tuners, nt))
+			return 1;
 		if (json)
 			print_json(&tr, res, nt, k == 0);
 		else

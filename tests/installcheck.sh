@@ -38,7 +38,7 @@ readme-settle|$src/tests/readme/wrap-settle.c|strict|
 readme-pcp|$src/tests/readme/wrap-pcp.c|strict|
 readme-pool|$rb/block-pool.c|strict|
 lru-fault|$src/examples/lru-fault.c $src/examples/lru-fault-lru.c $src/examples/lru-fault-run.c $src/examples/lru-fault-report.c $src/examples/lru-fault-split.c|lax|--threads 2 --mem 256K --loops 2 --split-every 3
-pcp-replay|$src/examples/pcp-replay.c|lax|--smoke
+pcp-replay|$src/examples/pcp-replay.c $src/examples/pcp-replay-plot.c|lax|--smoke
 pcp-tracegen|$src/examples/pcp-tracegen.c|tool|kbuild"
 
 n=0

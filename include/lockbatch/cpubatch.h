@@ -3,6 +3,7 @@
 #define LOCKBATCH_CPUBATCH_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include <lockbatch/cpu.h>
 #include <lockbatch/wbatch.h>
@@ -483,6 +484,42 @@ int lb_cpubatch_stats(struct lb_cpubatch *pc, struct lb_cpubatch_stats *out,
  * "drain_objs", "drain_all", "disable", "destroy", or "invalid".
  */
 const char *lb_cpubatch_flush_cause_name(enum lb_flush_cause cause);
+
+/**
+ * lb_cpubatch_report() - Print the statistics as a table.
+ * @f: Output stream.
+ * @pc: The object.
+ *
+ * One row per slot that saw an add or holds objects (adds, weight added,
+ * flushes, objects per flush, objects committed, objects and weight
+ * cached), then the total; the flushes by &enum lb_flush_cause; the slot
+ * count, CPU-id source, back-end lock holds, flushes in flight, settle
+ * outcomes, drain_all passes and the disable depth. Built from
+ * lb_cpubatch_stats() alone, so the same caveat holds: each slot's row is
+ * consistent, the total is not one atomic snapshot.
+ *
+ * Context: Any thread but a callback of @pc; takes each slot lock in turn.
+ * Return: 0; %-EINVAL if @f or @pc is NULL (nothing written); %-ENOMEM if
+ * the per-slot snapshot cannot be allocated (nothing written); %-EIO if
+ * writing failed.
+ */
+int lb_cpubatch_report(FILE *f, struct lb_cpubatch *pc);
+
+/**
+ * lb_cpubatch_report_json() - Print the statistics as one JSON object.
+ * @f: Output stream.
+ * @pc: The object.
+ *
+ * ``{"nr_slots", "cpu_src", "backend_locks", "flushes_inflight", "total",
+ * "drain", "slots"}``: "total" and each element of "slots" (every slot, in
+ * order) carry the fields of &struct lb_cpubatch_slot_stats, "flushes" as
+ * an object keyed by lb_cpubatch_flush_cause_name(); "drain" those of
+ * &struct lb_cpubatch_drain_stats. One line, newline-terminated.
+ *
+ * Context: As lb_cpubatch_report().
+ * Return: As lb_cpubatch_report().
+ */
+int lb_cpubatch_report_json(FILE *f, struct lb_cpubatch *pc);
 
 /*
  * Drain on demand.

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <lockbatch/cpu.h>
 #include <lockbatch/lock.h>
@@ -696,6 +697,39 @@ int lb_pcp_decay_thread_stop(struct lb_pcp *p);
  */
 int lb_pcp_stats(struct lb_pcp *p, struct lb_pcp_stats *out,
 		 struct lb_pcp_slot_stats *slots, unsigned int nr);
+
+/**
+ * lb_pcp_report() - Print the statistics as a table.
+ * @f: Output stream.
+ * @p: The cache.
+ *
+ * One row per slot that saw an allocation or free or holds objects
+ * (allocs, frees, refills, flushes, decay drains, drains, steals, largest
+ * hold in base units, count, high), then the total; the units moved by
+ * cause; the slot count, ticks, back-end lock holds, retries, expiries and
+ * refused double frees. Built from lb_pcp_stats() alone.
+ *
+ * Context: Any thread not holding a lock of @p; takes each slot lock in
+ * turn.
+ * Return: 0; %-EINVAL if @f or @p is NULL (nothing written); %-ENOMEM if
+ * the per-slot snapshot cannot be allocated (nothing written); %-EIO if
+ * writing failed.
+ */
+int lb_pcp_report(FILE *f, struct lb_pcp *p);
+
+/**
+ * lb_pcp_report_json() - Print the statistics as one JSON object.
+ * @f: Output stream.
+ * @p: The cache.
+ *
+ * ``{"nr_slots", "ticks", "backend_locks", "total", "slots"}``: "total"
+ * and each element of "slots" (every slot, in order) carry the fields of
+ * &struct lb_pcp_slot_stats. One line, newline-terminated.
+ *
+ * Context: As lb_pcp_report().
+ * Return: As lb_pcp_report().
+ */
+int lb_pcp_report_json(FILE *f, struct lb_pcp *p);
 
 /**
  * lb_pcp_slot_state() - Copy one slot's tuner state.
