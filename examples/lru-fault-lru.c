@@ -1,28 +1,22 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
- * The LRU back-end of lru-fault: one list behind one lb_lock, entered by
- * two paths that must be told apart in the lock statistics:
+ * The LRU back-end of lru-fault: an lb_lru (one list behind one lb_lock),
+ * entered by two paths that must be told apart in the lock statistics:
  *
  * - add: lb_cpubatch flushes committing batches of added objects
- *   (folio_batch_move_lru() -> lru_add());
+ *   (folio_batch_move_lru() -> lru_add()); lb_lru links each batch into a
+ *   chain before taking the lock and splices it in under the lock
+ *   (--no-splice: one insertion per object under the lock, as 6.12);
  * - release: unmapping threads taking objects off the list in batches of
- *   up to 31 (folios_put_refs() -> __page_cache_release()).
+ *   up to 31 with lb_lru_del() (folios_put_refs() ->
+ *   __page_cache_release()).
  *
- * Per-path accounting. Both paths must share the one lock (that sharing is
- * what is measured), so the lock's own counters mix them. Snapshotting
- * the counters around a phase would be racy: other threads' acquisitions
- * land in between. Instead every acquisition attributes itself: right
- * after lb_lock_acquire() returns, the lock's counters contain exactly
- * the acquisitions made up to and including this one, because they are
- * written only by the holder (struct lb_lock @st: "written only by the
- * holder") and every acquisition of this lock goes through lru_lock().
- * The difference from the values seen by the previous holder is therefore
- * this acquisition alone: +1 acquisition, +0 or +1 contention and its
- * wait. It is read and charged to the caller's path while the lock is
- * still held, so the per-path sums always add up to the lock's totals
- * (which the run verifies). Cost: a few loads and adds inside a critical
- * section that exists anyway, no clock reads.
+ * Per-path accounting. Both paths share the one lock (that sharing is what
+ * is measured), so the lock's own counters mix them; lb_lru charges every
+ * acquisition to the path that made it (see lb_lru_stats()), and the run
+ * checks that the per-path sums add up to the lock's totals.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include <ck_pr.h>
@@ -32,92 +26,74 @@
 /* The unmap batch of the calling thread; see lf_relq_attach(). */
 static __thread struct lf_relq *cur_relq;
 
-static void lru_lock(struct lf_lru *lru, enum lf_path p)
+static void op_get(void *obj)
 {
-	const struct lb_lock_stats *now = &lru->lock.st;
-	struct lf_path_stats *ps = &lru->path[p];
-	uint64_t wait;
-
-	if (!lru->locked)
-		return;
-	lb_lock_acquire(&lru->lock);
-	/* Anything but exactly one acquisition means a lock user bypassed us. */
-	if (now->acquisitions != lru->seen.acquisitions + 1)
-		lru->errors++;
-	wait = now->wait_ns_total - lru->seen.wait_ns_total;
-	ps->acquisitions++;
-	ps->contentions += now->contentions - lru->seen.contentions;
-	ps->wait_ns_total += wait;
-	if (wait > ps->wait_ns_max)
-		ps->wait_ns_max = wait;
-	lru->seen = *now;
+	ck_pr_inc_32(&((struct lf_obj *)obj)->ref);
 }
 
-static void lru_unlock(struct lf_lru *lru)
+/* Called once the object's batch was committed: count it, drop the ref. */
+static void op_put(void *obj)
 {
-	if (lru->locked)
-		lb_lock_release(&lru->lock);
+	struct lf_obj *o = obj;
+
+	o->commits++;
+	lf_obj_put(o);
 }
 
-int lf_lru_init(struct lf_lru *lru, enum lb_lock_kind kind, bool locked)
+static long op_refcount(void *obj)
 {
-	memset(lru, 0, sizeof(*lru));
-	lru->locked = locked;
-	CDS_INIT_LIST_HEAD(&lru->head);
-	return lb_lock_init(&lru->lock, kind, "lru");
+	return (long)ck_pr_load_32(&((struct lf_obj *)obj)->ref);
+}
+
+static const struct lb_lru_ops lf_lru_ops = {
+	.get = op_get,
+	.put = op_put,
+	.refcount = op_refcount,
+};
+
+int lf_lru_init(struct lf_lru *lru, enum lb_lock_kind kind, bool splice)
+{
+	struct lb_lru_conf conf = {
+		.lock_kind = kind,
+		.name = "lru",
+		.node_offset = offsetof(struct lf_obj, lru),
+		.flags = LB_LRU_HOLD_TIME | (splice ? 0 : LB_LRU_NO_SPLICE),
+		.ops = &lf_lru_ops,
+	};
+
+	lru->lb = NULL;
+	return lb_lru_create(&lru->lb, &conf);
 }
 
 void lf_lru_destroy(struct lf_lru *lru)
 {
-	lb_lock_destroy(&lru->lock);
+	if (lru->lb)
+		lb_lru_destroy(lru->lb);
+	lru->lb = NULL;
 }
 
-/* Called with the lock held (or by the only user of an unlocked list). */
-static void commit_locked(struct lf_lru *lru, void *const *objs,
-			  unsigned int n)
+int lf_lru_cpubatch_conf(struct lf_lru *lru, struct lb_cpubatch_conf *pconf)
 {
-	unsigned int i;
-
-	for (i = 0; i < n; i++) {
-		struct lf_obj *o = objs[i];
-
-		if (o->on_lru) {
-			lru->errors++;
-			continue;
-		}
-		cds_list_add(&o->lru, &lru->head);
-		o->on_lru = 1;
-		o->commits++;
-		lru->nr_listed++;
-	}
+	return lb_lru_cpubatch_conf(lru->lb, pconf);
 }
 
 /* The add path outside lb_cpubatch: limit mode, one object at a time. */
 void lf_lru_commit(struct lf_lru *lru, void *const *objs, unsigned int n)
 {
-	lru_lock(lru, LF_PATH_ADD);
-	commit_locked(lru, objs, n);
-	lru_unlock(lru);
+	unsigned int i;
+
+	lb_lru_commit(lru->lb, objs, n);
+	for (i = 0; i < n; i++)
+		((struct lf_obj *)objs[i])->commits++;
 }
 
 void lf_lru_release(struct lf_lru *lru, struct lf_obj **objs, unsigned int n)
 {
 	unsigned int i;
 
-	lru_lock(lru, LF_PATH_RELEASE);
-	for (i = 0; i < n; i++) {
-		struct lf_obj *o = objs[i];
-
-		if (!o->on_lru) {
-			lru->errors++;
-			continue;
-		}
-		cds_list_del(&o->lru);
-		o->on_lru = 0;
-		o->releases++;
-		lru->nr_listed--;
-	}
-	lru_unlock(lru);
+	lb_lru_del(lru->lb, (void *const *)objs, n);
+	for (i = 0; i < n; i++)
+		objs[i]->releases++;
 	/*
 	 * The owner reuses an object as soon as it reads free == 1, so every
 	 * store above (list links, counters) must be visible first; the unlock
@@ -127,6 +103,27 @@ void lf_lru_release(struct lf_lru *lru, struct lf_obj **objs, unsigned int n)
 	ck_pr_fence_store();
 	for (i = 0; i < n; i++)
 		ck_pr_store_32(&objs[i]->free, 1);
+}
+
+void lf_lru_state(struct lf_lru *lru, struct lf_lru_state *out)
+{
+	struct lb_lru_stats st;
+	unsigned int p;
+
+	lb_lru_stats(lru->lb, &st);
+	for (p = 0; p < LF_NR_PATHS; p++) {
+		const struct lb_lru_path_stats *s = &st.path[LF_LB_PATH(p)];
+
+		out->path[p].acquisitions = s->acquisitions;
+		out->path[p].contentions = s->contentions;
+		out->path[p].wait_ns_total = s->wait_ns_total;
+		out->path[p].wait_ns_max = s->wait_ns_max;
+		out->path[p].hold_ns_total = s->hold_ns_total - s->hold_ns_long;
+		out->path[p].holds_long = s->holds_long;
+	}
+	out->errors = st.errors;
+	out->nr_listed = st.nr[LB_LRU_INACTIVE] + st.nr[LB_LRU_ACTIVE];
+	out->snapshots = st.snapshots;
 }
 
 void lf_relq_attach(struct lf_relq *q, struct lf_lru *lru)
@@ -171,42 +168,3 @@ void lf_obj_put(struct lf_obj *obj)
 	if (q->nr == LF_RELEASE_BATCH)
 		lf_relq_flush(q);
 }
-
-static void op_lock(void *be)
-{
-	lru_lock(be, LF_PATH_ADD);
-}
-
-static void op_unlock(void *be)
-{
-	lru_unlock(be);
-}
-
-static void op_commit(void *be, void **objs, unsigned int n)
-{
-	commit_locked(be, objs, n);
-}
-
-static void op_get(void *obj)
-{
-	ck_pr_inc_32(&((struct lf_obj *)obj)->ref);
-}
-
-static void op_put(void *obj)
-{
-	lf_obj_put(obj);
-}
-
-static long op_refcount(void *obj)
-{
-	return (long)ck_pr_load_32(&((struct lf_obj *)obj)->ref);
-}
-
-const struct lb_backend_ops lf_lru_ops = {
-	.lock = op_lock,
-	.unlock = op_unlock,
-	.commit = op_commit,
-	.get = op_get,
-	.put = op_put,
-	.refcount = op_refcount,
-};

@@ -76,6 +76,18 @@ static uint64_t wait_avg(const struct lf_result *r)
 	return c ? wait_total(r) / c : 0;
 }
 
+/*
+ * Average LRU lock hold of one add-path acquisition, in ns, leaving out
+ * the holds where the holder was descheduled (see LB_LRU_HOLD_LONG_NS).
+ */
+static uint64_t add_hold_avg(const struct lf_result *r)
+{
+	const struct lf_path_stats *a = &r->path[LF_PATH_ADD];
+	uint64_t n = a->acquisitions - a->holds_long;
+
+	return n ? a->hold_ns_total / n : 0;
+}
+
 static double ratio(double a, double b)
 {
 	return b > 0 ? a / b : 0;
@@ -219,21 +231,23 @@ void lf_report_table(const struct lf_conf *conf, const struct lf_result *res,
 
 	if (!nr)
 		return;
-	printf("lru-fault: %u threads x %s, %u loops, %s lock, %u slots (cpu id: %s)\n\n",
+	printf("lru-fault: %u threads x %s, %u loops, %s lock, %u slots (cpu id: %s), %s commit\n\n",
 	       conf->threads, size_str(conf->mem, mem, sizeof(mem)),
 	       conf->loops, lock_name(conf->lock_kind), res[0].nr_slots,
-	       lb_cpu_source_name(res[0].cpu_src));
-	printf("%6s %-9s %12s %12s %12s %12s %11s %13s %10s %12s\n", "size",
+	       lb_cpu_source_name(res[0].cpu_src),
+	       res[0].splice ? "splice" : "per-object");
+	printf("%6s %-9s %12s %12s %12s %12s %9s %11s %13s %10s %12s\n", "size",
 	       "mode", "ops/s", "ops/cpu-s", "add acq", "release acq",
-	       "contended", "wait total", "avg wait", "max wait");
+	       "add hold", "contended", "wait total", "avg wait", "max wait");
 	for (i = 0; i < nr; i++) {
 		const struct lf_result *r = &res[i];
 
-		printf("%6s %-9s %12.0f %12.0f %12llu %12llu %11llu %11.1fms %8lluns %10lluus%s\n",
+		printf("%6s %-9s %12.0f %12.0f %12llu %12llu %7lluns %11llu %11.1fms %8lluns %10lluus%s\n",
 		       size_str(r->size, sz, sizeof(sz)), lf_mode_name(r->mode),
 		       r->ops_per_sec, r->ops_per_cpu_sec,
 		       (unsigned long long)r->path[LF_PATH_ADD].acquisitions,
 		       (unsigned long long)r->path[LF_PATH_RELEASE].acquisitions,
+		       (unsigned long long)add_hold_avg(r),
 		       (unsigned long long)contended(r),
 		       (double)wait_total(r) / 1e6,
 		       (unsigned long long)wait_avg(r),
@@ -310,6 +324,12 @@ void lf_report_json(const struct lf_result *res, unsigned int nr)
 		       (unsigned long long)wait_avg(r));
 		json_path("add", &r->path[LF_PATH_ADD]);
 		json_path("release", &r->path[LF_PATH_RELEASE]);
+		printf(",\"splice\":%s,\"add_hold_ns_total\":%llu,"
+		       "\"add_holds_long\":%llu,\"add_hold_ns_avg\":%llu",
+		       r->splice ? "true" : "false",
+		       (unsigned long long)r->path[LF_PATH_ADD].hold_ns_total,
+		       (unsigned long long)r->path[LF_PATH_ADD].holds_long,
+		       (unsigned long long)add_hold_avg(r));
 		printf(",\"pool_stalls\":%llu,\"verified\":%s",
 		       (unsigned long long)r->pool_stalls,
 		       r->verified ? "true" : "false");

@@ -64,7 +64,7 @@ static void settle_one(struct lf_split *sp, const struct lf_split_item *it)
 	uint64_t before = drain_obj_flushes(sp->pc), slots;
 	int rc;
 
-	rc = lb_cpubatch_settle(sp->pc, it->obj, &it->obj->node, 2);
+	rc = lb_cpubatch_settle(sp->pc, it->obj, &it->obj->lru.batch, 2);
 	slots = drain_obj_flushes(sp->pc) - before;
 	sp->st.settles++;
 	if (rc >= LB_SETTLED && rc <= LB_BUSY) {

@@ -8,8 +8,8 @@
  * lb_cpubatch, then unmaps them all (MADV_DONTNEED), which takes the objects
  * off the list again in batches of up to 31 under the list lock.
  *
- * Files: lru-fault.c (options, main), lru-fault-lru.c (the LRU back-end
- * and its per-path lock accounting), lru-fault-run.c (one timed run:
+ * Files: lru-fault.c (options, main), lru-fault-lru.c (the LRU back-end:
+ * an lb_lru, whose statistics keep the per-path lock accounting), lru-fault-run.c (one timed run:
  * workers, object pools, verification), lru-fault-report.c (table and
  * JSON).
  */
@@ -34,7 +34,7 @@ enum lf_mode {
 	LF_BASELINE,	/* LB_CPUBATCH_BASELINE: one lock hold per add */
 	LF_BYPASS,	/* LB_CPUBATCH_BYPASS_LARGE: Linux 6.12 */
 	LF_WEIGHTED,	/* LB_CPUBATCH_WEIGHTED: the seed series */
-	LF_LIMIT,	/* no sharing: a list per thread, no lock, no batch */
+	LF_LIMIT,	/* no sharing: an LRU per thread, never contended, no batch */
 	LF_NR_MODES,
 };
 
@@ -44,6 +44,9 @@ enum lf_path {
 	LF_NR_PATHS,
 };
 
+/* The lb_lru path each of ours is: add is add, release is lb_lru_del(). */
+#define LF_LB_PATH(p) ((p) == LF_PATH_ADD ? LB_LRU_PATH_ADD : LB_LRU_PATH_DEL)
+
 /*
  * One object (a folio). Its references: one held by the mapping thread
  * from populate to unmap, one held by an lb_cpubatch batch while the object
@@ -52,43 +55,48 @@ enum lf_path {
  * owner may map it again.
  */
 struct lf_obj {
-	struct cds_list_head lru;	/* on the list once committed */
-	struct lb_node node;
+	struct lb_lru_node lru;		/* list linkage and batch tracking */
 	uint32_t ref;			/* atomic */
 	uint32_t free;			/* atomic; 1: owner may reuse it */
-	uint32_t on_lru;		/* under the list lock */
 	uint64_t adds;			/* owner thread only */
-	uint64_t commits;		/* under the list lock */
-	uint64_t releases;		/* under the list lock */
+	uint64_t commits;		/* by the flusher, before its put */
+	uint64_t releases;		/* by the releaser, after lb_lru_del() */
 };
 
-/* Lock statistics attributed to one path (see lf_lru_lock()). */
+/* Lock statistics attributed to one path (from lb_lru's per-path counters). */
 struct lf_path_stats {
 	uint64_t acquisitions;
 	uint64_t contentions;
 	uint64_t wait_ns_total;
 	uint64_t wait_ns_max;
+	uint64_t hold_ns_total;		/* holds shorter than LB_LRU_HOLD_LONG_NS */
+	uint64_t holds_long;		/* holds where the holder was descheduled */
 };
 
 /*
- * The LRU back-end: one list behind one lb_lock, or (limit mode, locked
- * false) a private list used by one thread without any lock.
+ * The LRU back-end: an lb_lru (shared, or one per thread in limit mode,
+ * where its lock is never contended). lb_lru attributes every acquisition
+ * of its lock to the path that made it, which is the per-path accounting
+ * this program reports.
  */
 struct lf_lru {
-	struct lb_lock lock;
-	bool locked;
-	struct cds_list_head head;		/* under lock */
-	uint64_t nr_listed;			/* under lock */
-	uint64_t errors;			/* under lock */
-	struct lb_lock_stats seen;		/* under lock */
-	struct lf_path_stats path[LF_NR_PATHS];	/* under lock */
+	struct lb_lru *lb;
 };
 
-int lf_lru_init(struct lf_lru *lru, enum lb_lock_kind kind, bool locked);
+int lf_lru_init(struct lf_lru *lru, enum lb_lock_kind kind, bool splice);
 void lf_lru_destroy(struct lf_lru *lru);
 void lf_lru_commit(struct lf_lru *lru, void *const *objs, unsigned int n);
 void lf_lru_release(struct lf_lru *lru, struct lf_obj **objs, unsigned int n);
-extern const struct lb_backend_ops lf_lru_ops;
+int lf_lru_cpubatch_conf(struct lf_lru *lru, struct lb_cpubatch_conf *pconf);
+/* A snapshot of the LRU: lock use by path, misuse caught, objects listed. */
+struct lf_lru_state {
+	struct lf_path_stats path[LF_NR_PATHS];
+	uint64_t errors;
+	uint64_t nr_listed;
+	uint64_t snapshots;	/* earlier snapshots (lb_lru_stats() calls) */
+};
+
+void lf_lru_state(struct lf_lru *lru, struct lf_lru_state *out);
 
 /*
  * The calling thread's unmap batch: objects whose last reference it
@@ -120,6 +128,7 @@ struct lf_conf {
 	unsigned int nr_modes;
 	enum lf_mode modes[LF_NR_MODES];
 	unsigned int split_every;	/* 0: no splits */
+	bool no_splice;			/* lb_lru commits one object at a time */
 };
 
 /*
@@ -151,6 +160,7 @@ struct lf_result {
 	double ops_per_sec;		/* (added + released) / s */
 	uint64_t cpu_ns;		/* CPU time of all threads */
 	double ops_per_cpu_sec;		/* (added + released) / CPU s */
+	bool splice;			/* lb_lru's splice commit */
 	struct lf_path_stats path[LF_NR_PATHS];
 	uint64_t pool_stalls;
 	bool verified;

@@ -208,6 +208,21 @@ static int held(struct lb_lock *l)
 	}
 }
 
+int lb_lock_is_held(struct lb_lock *l)
+{
+	int err;
+
+	if (!l || !kind_valid(l->kind))
+		return -EINVAL;
+	if (l->kind != LB_LOCK_MUTEX)
+		return !!held(l);
+	err = pthread_mutex_trylock(&l->mutex);
+	if (err)
+		return err == EBUSY ? 1 : -err;
+	pthread_mutex_unlock(&l->mutex);
+	return 0;
+}
+
 int lb_lock_destroy(struct lb_lock *l)
 {
 	int err;

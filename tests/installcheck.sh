@@ -32,19 +32,21 @@ rb=$build/tests/readme
 
 # name | sources | strict: every warning; lax: unused parameters allowed;
 # tool: lax, and calls nothing of lockbatch (pcp-tracegen writes traces) |
-# arguments of the run
-progs="readme-tour|$rb/block-tour.c|strict|
-readme-settle|$src/tests/readme/wrap-settle.c|strict|
-readme-pcp|$src/tests/readme/wrap-pcp.c|strict|
-readme-pool|$rb/block-pool.c|strict|
-lru-fault|$src/examples/lru-fault.c $src/examples/lru-fault-lru.c $src/examples/lru-fault-run.c $src/examples/lru-fault-report.c $src/examples/lru-fault-split.c|lax|--threads 2 --mem 256K --loops 2 --split-every 3
-pcp-replay|$src/examples/pcp-replay.c $src/examples/pcp-replay-plot.c|lax|--smoke
-pcp-tracegen|$src/examples/pcp-tracegen.c|tool|kbuild"
+# other pkg-config modules it uses | arguments of the run
+progs="readme-tour|$rb/block-tour.c|strict||
+readme-settle|$src/tests/readme/wrap-settle.c|strict||
+readme-pcp|$src/tests/readme/wrap-pcp.c|strict||
+readme-lru|$src/tests/readme/wrap-lru.c|strict||
+readme-pool|$rb/block-pool.c|strict||
+lru-fault|$src/examples/lru-fault.c $src/examples/lru-fault-lru.c $src/examples/lru-fault-run.c $src/examples/lru-fault-report.c $src/examples/lru-fault-split.c $src/examples/lru-fault-plot.c|lax||--threads 2 --mem 256K --loops 2 --split-every 3
+pcp-replay|$src/examples/pcp-replay.c $src/examples/pcp-replay-plot.c|lax||--smoke
+pcp-tracegen|$src/examples/pcp-tracegen.c|tool||kbuild
+pagecache|$src/examples/pagecache.c $src/examples/pagecache-cache.c $src/examples/pagecache-run.c|lax|liburcu-memb liburcu-cds|--check --entries 256 --ops 20000 --page-size 64"
 
 n=0
 for link in shared static; do
 	if [ $link = shared ]; then libs=$shared; else libs=$static; fi
-	printf '%s\n' "$progs" | while IFS='|' read -r name srcs mode args; do
+	printf '%s\n' "$progs" | while IFS='|' read -r name srcs mode pkgs args; do
 		[ -n "$name" ] || continue
 		# The examples leave callback parameters unused, as the
 		# library's own build allows; the README programs may not.
@@ -52,7 +54,9 @@ for link in shared static; do
 		[ "$mode" = strict ] || w="$w -Wno-unused-parameter"
 		bin=$tmp/$name-$link
 		# shellcheck disable=SC2086 # word splitting is the point
-		if ! $cc $w -I"$rb" $cflags -o "$bin" $srcs $libs -lm; then
+		extra=
+		[ -z "$pkgs" ] || extra=$($pc --cflags --libs $pkgs)
+		if ! $cc $w -I"$rb" $cflags -o "$bin" $srcs $libs $extra -lm; then
 			echo "FAIL: $name ($link) does not build against the installed library"
 			exit 1
 		fi

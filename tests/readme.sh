@@ -6,7 +6,7 @@
 set -eu
 b=${top_builddir:-.}
 n=0
-for p in tour settle pcp pool; do
+for p in tour settle pcp lru pool; do
 	if ! out=$("$b/tests/readme/$p" 2>&1); then
 		printf 'FAIL: README program %s\n%s\n' "$p" "$out"
 		exit 1

@@ -29,6 +29,14 @@
  * lb_freelist(3), <lockbatch/freelist.h>: a fixed-size free list over an
  * arena, ready to serve as lb_pcp's back-end.
  *
+ * lb_lru(3), <lockbatch/lru.h>: a stock two-list LRU back-end for
+ * lb_cpubatch that splices a committed batch in one step, with batched
+ * isolate and putback (Linux's lruvec, isolate_lru_folios(),
+ * move_folios_to_lru()).
+ *
+ * lb_refbits(3), <lockbatch/refbits.h>: referenced bits of multi-unit
+ * objects, tested and cleared with one flush per run.
+ *
  * lb_cpu(3), <lockbatch/cpu.h>: the current CPU and the slot count.
  *
  * Every function validates its input and reports bad input with a
@@ -41,5 +49,7 @@
 #include <lockbatch/cpubatch.h>
 #include <lockbatch/pcp.h>
 #include <lockbatch/freelist.h>
+#include <lockbatch/lru.h>
+#include <lockbatch/refbits.h>
 
 #endif /* LOCKBATCH_LOCKBATCH_H */

@@ -15,7 +15,9 @@
 #define LB_HDR_LOCKBATCH 5
 #define LB_HDR_VERSION 6
 #define LB_HDR_FREELIST 7
-#define LB_HDR_PCP 8
+#define LB_HDR_REFBITS 8
+#define LB_HDR_LRU 9
+#define LB_HDR_PCP 10
 
 #if LB_HDR == LB_HDR_CPU
 #include <lockbatch/cpu.h>
@@ -108,6 +110,33 @@ static int probe(void)
 	       be.alloc_bulk(be.ctx, 0, &o, 1) == 1 &&
 	       lb_freelist_owns(fl, o) == 1 && lb_freelist_destroy(fl) == 0 &&
 	       LB_FREELIST_MIN_OBJ_SIZE >= sizeof(void *);
+}
+#elif LB_HDR == LB_HDR_REFBITS
+#include <lockbatch/refbits.h>
+#include <lockbatch/refbits.h>
+#define NAME "lockbatch/refbits.h"
+static int probe(void)
+{
+	struct lb_refbits rb = LB_REFBITS_INIT(16);
+
+	return lb_refbits_mark(&rb, 3) == 0 &&
+	       lb_refbits_test_and_clear(&rb, 0, 0) == 1 &&
+	       lb_refbits_count(&rb) == 0;
+}
+#elif LB_HDR == LB_HDR_LRU
+#include <lockbatch/lru.h>
+#include <lockbatch/lru.h>
+#define NAME "lockbatch/lru.h"
+static int probe(void)
+{
+	static struct lb_lru_conf conf;
+	struct lb_lru *lru;
+
+	conf.lock_kind = LB_LOCK_SPIN;
+	if (lb_lru_create(&lru, &conf))
+		return 0;
+	return lb_lru_path_name(LB_LRU_PATH_ADD)[0] == 'a' &&
+	       lb_lru_destroy(lru) == 0;
 }
 #elif LB_HDR == LB_HDR_PCP
 #include <lockbatch/pcp.h>

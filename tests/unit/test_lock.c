@@ -118,6 +118,27 @@ Test(lock, destroy_held_is_ebusy)
 	}
 }
 
+/* lb_lock_is_held() follows acquire and release, counts nothing. */
+Test(lock, is_held_follows_the_holder)
+{
+	struct lb_lock l;
+	struct lb_lock_stats s;
+	int k;
+
+	cr_assert(eq(int, lb_lock_is_held(NULL), -EINVAL));
+	for (k = 0; k < NR_KINDS; k++) {
+		cr_assert(eq(int, lb_lock_init(&l, kinds[k], "probe"), 0));
+		cr_assert(eq(int, lb_lock_is_held(&l), 0), "kind %d", k);
+		lb_lock_acquire(&l);
+		cr_assert(eq(int, lb_lock_is_held(&l), 1), "kind %d", k);
+		lb_lock_release(&l);
+		cr_assert(eq(int, lb_lock_is_held(&l), 0), "kind %d", k);
+		lb_lock_stats(&l, &s);
+		cr_assert(eq(u64, s.acquisitions, 1), "kind %d", k);
+		cr_assert(eq(int, lb_lock_destroy(&l), 0));
+	}
+}
+
 /*
  * Forced contention: the main thread holds the lock, a waiter announces
  * itself and blocks in lb_lock_acquire(); the holder keeps the lock for

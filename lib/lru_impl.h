@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * lb_lru internals shared by lru.c (lifetime, commit, lock accounting) and
+ * lru_scan.c (isolate, putback, del).
+ */
+#ifndef LOCKBATCH_LRU_IMPL_H
+#define LOCKBATCH_LRU_IMPL_H
+
+#include <lockbatch/lru.h>
+
+struct lb_lru {
+	struct lb_lock lock;
+	struct cds_list_head lists[LB_LRU_NR_LISTS];	/* under lock */
+	struct lb_lru_stats st;				/* under lock */
+	struct lb_lock_stats seen;	/* lock counters after the last holder */
+	uint64_t hold_start;		/* ticks; valid while held */
+	size_t node_offset;
+	unsigned int flags;
+	struct lb_lru_ops ops;
+	void *arg;
+	struct lb_backend_ops bops;	/* what lb_lru_cpubatch_conf() hands out */
+};
+
+static inline struct lb_lru_node *lbi_lru_node(const struct lb_lru *lru,
+					       void *obj)
+{
+	return (struct lb_lru_node *)((char *)obj + lru->node_offset);
+}
+
+static inline void *lbi_lru_obj(const struct lb_lru *lru,
+				struct lb_lru_node *n)
+{
+	return (char *)n - lru->node_offset;
+}
+
+static inline enum lb_lru_list lbi_lru_list_of(const struct lb_lru_node *n)
+{
+	return (n->flags & LB_LRU_NODE_ACTIVE) ? LB_LRU_ACTIVE : LB_LRU_INACTIVE;
+}
+
+/* Link @n at the head of its list; the lock is held. */
+static inline void lbi_lru_link(struct lb_lru *lru, struct lb_lru_node *n)
+{
+	enum lb_lru_list l = lbi_lru_list_of(n);
+
+	cds_list_add(&n->link, &lru->lists[l]);
+	n->flags |= LB_LRU_NODE_ON_LRU;
+	lru->st.nr[l]++;
+	lru->st.weight[l] += n->weight;
+}
+
+/* Unlink @n (on the LRU) from its list; the lock is held. */
+static inline void lbi_lru_unlink(struct lb_lru *lru, struct lb_lru_node *n)
+{
+	enum lb_lru_list l = lbi_lru_list_of(n);
+
+	cds_list_del(&n->link);
+	n->flags &= ~LB_LRU_NODE_ON_LRU;
+	lru->st.nr[l]--;
+	lru->st.weight[l] -= n->weight;
+}
+
+void lbi_lru_lock(struct lb_lru *lru, enum lb_lru_path path);
+void lbi_lru_unlock(struct lb_lru *lru, enum lb_lru_path path,
+		    uint64_t objs);
+
+#endif /* LOCKBATCH_LRU_IMPL_H */

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/*
+ * lb_lru reclaim side: isolate from the tail with a prefetching scan,
+ * putback with a post-unlock phase, batched deletion.
+ */
+#include "config.h"
+
+#include <errno.h>
+
+#include "internal.h"
+#include "lru_impl.h"
+
+/*
+ * The scan walks from the tail towards the head. While @scan and the list
+ * surgery work on one node, the next node's line is fetched for writing:
+ * isolating or rotating the current node writes the next one's link, and
+ * the next visit writes its flags. A pointer chase cannot run ahead on its
+ * own; the prefetch overlaps the next miss with this node's work.
+ */
+static inline void prefetch_next(const struct lb_lru *lru,
+				 struct cds_list_head *next,
+				 const struct cds_list_head *head)
+{
+	if (!(lru->flags & LB_LRU_NO_PREFETCH) && next != head)
+		__builtin_prefetch(next, 1);
+}
+
+/* Apply one verdict to @n; returns false to stop the scan. */
+static bool apply(struct lb_lru *lru, struct lb_lru_node *n,
+		  enum lb_lru_verdict v, struct cds_list_head *dst,
+		  unsigned int *taken)
+{
+	switch (v) {
+	case LB_LRU_ISOLATE:
+		lbi_lru_unlink(lru, n);
+		cds_list_add_tail(&n->link, dst);
+		(*taken)++;
+		return true;
+	case LB_LRU_ROTATE:
+		cds_list_move(&n->link, &lru->lists[lbi_lru_list_of(n)]);
+		lru->st.rotated++;
+		return true;
+	case LB_LRU_ACTIVATE:
+		lbi_lru_unlink(lru, n);
+		n->flags |= LB_LRU_NODE_ACTIVE;
+		lbi_lru_link(lru, n);
+		lru->st.activated++;
+		return true;
+	case LB_LRU_SKIP:
+		return true;
+	default:
+		return false;
+	}
+}
+
+int lb_lru_isolate(struct lb_lru *lru, enum lb_lru_list list,
+		   struct cds_list_head *dst, unsigned int nr,
+		   lb_lru_scan_fn scan, void *arg)
+{
+	struct cds_list_head *head, *pos, *next;
+	unsigned int taken = 0;
+	uint64_t budget, seen = 0;
+
+	if (!lru || !dst || (unsigned int)list >= LB_LRU_NR_LISTS)
+		return -EINVAL;
+	if (!nr)
+		return 0;
+	head = &lru->lists[list];
+	lbi_lru_lock(lru, LB_LRU_PATH_ISOLATE);
+	budget = lru->st.nr[list];
+	for (pos = head->prev; pos != head && taken < nr && seen < budget;
+	     pos = next) {
+		struct lb_lru_node *n = cds_list_entry(pos, struct lb_lru_node,
+						       link);
+		enum lb_lru_verdict v;
+
+		next = pos->prev;
+		prefetch_next(lru, next, head);
+		seen++;
+		v = scan ? scan(lbi_lru_obj(lru, n), arg) : LB_LRU_ISOLATE;
+		if (!apply(lru, n, v, dst, &taken))
+			break;
+	}
+	lru->st.scanned += seen;
+	lbi_lru_unlock(lru, LB_LRU_PATH_ISOLATE, taken);
+	return (int)taken;
+}
+
+/* Collected objects go to @secondary, in list order. */
+static void run_secondary(struct lb_lru *lru, struct cds_list_head *dead)
+{
+	struct cds_list_head *pos, *next;
+
+	cds_list_for_each_safe(pos, next, dead) {
+		struct lb_lru_node *n = cds_list_entry(pos, struct lb_lru_node,
+						       link);
+
+		cds_list_del_init(&n->link);
+		if (lru->ops.secondary)
+			lru->ops.secondary(lbi_lru_obj(lru, n), lru->arg);
+	}
+}
+
+int lb_lru_putback(struct lb_lru *lru, struct cds_list_head *src,
+		   unsigned int flags)
+{
+	struct cds_list_head dead, *pos, *next;
+	unsigned int moved = 0, released = 0;
+
+	if (!lru || !src || (flags & ~LB_LRU_PUTBACK_LOCKED))
+		return -EINVAL;
+	if (cds_list_empty(src))
+		return 0;
+	CDS_INIT_LIST_HEAD(&dead);
+	lbi_lru_lock(lru, LB_LRU_PATH_PUTBACK);
+	cds_list_for_each_safe(pos, next, src) {
+		struct lb_lru_node *n = cds_list_entry(pos, struct lb_lru_node,
+						       link);
+
+		prefetch_next(lru, next, src);
+		cds_list_del(&n->link);
+		if (lru->ops.release &&
+		    lru->ops.release(lbi_lru_obj(lru, n), lru->arg)) {
+			cds_list_add_tail(&n->link, &dead);
+			released++;
+			continue;
+		}
+		lbi_lru_link(lru, n);
+		moved++;
+	}
+	CDS_INIT_LIST_HEAD(src);
+	lru->st.released += released;
+	if (flags & LB_LRU_PUTBACK_LOCKED)
+		run_secondary(lru, &dead);
+	lbi_lru_unlock(lru, LB_LRU_PATH_PUTBACK, moved + released);
+	/* "mm: unqueue deferred split folios outside the lruvec lock". */
+	if (!(flags & LB_LRU_PUTBACK_LOCKED))
+		run_secondary(lru, &dead);
+	return (int)moved;
+}
+
+int lb_lru_del(struct lb_lru *lru, void *const *objs, unsigned int n)
+{
+	unsigned int i, nr = 0;
+
+	if (!lru || (!objs && n))
+		return -EINVAL;
+	if (!n)
+		return 0;
+	lbi_lru_lock(lru, LB_LRU_PATH_DEL);
+	for (i = 0; i < n; i++) {
+		struct lb_lru_node *node = lbi_lru_node(lru, objs[i]);
+
+		if (lbi_unlikely(!(node->flags & LB_LRU_NODE_ON_LRU))) {
+			lru->st.errors++;
+			continue;
+		}
+		lbi_lru_unlink(lru, node);
+		nr++;
+	}
+	lbi_lru_unlock(lru, LB_LRU_PATH_DEL, nr);
+	return (int)nr;
+}

@@ -1,0 +1,67 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#
+# lru-fault over lb_lru, weighted mode, 4K and 16K objects: ops/s at 1, 2
+# and 20 threads, with the splice commit and with per-object insertion
+# (--no-splice), and the LRU lock's hold per add-path acquisition (holds
+# where the holder was descheduled left out). Prints, from this one run,
+# the 2-thread / 1-thread scaling and the splice / per-object hold ratio.
+# ops/s is wall time, noisy on a shared machine; ops/cpu-s (per second of
+# the threads' CPU time) is printed next to it.
+#
+# usage: bench-lru-fault.sh LRU_FAULT_PROGRAM [--json]
+prog=$1
+json=${2:-}
+loops=${LB_BENCH_LOOPS:-100}
+out=$(mktemp "${TMPDIR:-/tmp}/lb-lru-fault.XXXXXX") || exit 1
+trap 'rm -f "$out" "$out.one"' EXIT
+for size in 4K 16K; do
+	for t in 1 2 20; do
+		for commit in splice no-splice; do
+			flag=
+			[ "$commit" = no-splice ] && flag=--no-splice
+			"$prog" --threads "$t" --mem 16M --loops "$loops" \
+				--sizes "$size" --modes weighted --json $flag \
+				>"$out.one" || exit 1
+			sed -n 's/.*"threads":\([0-9]*\).*"ops_per_sec":\([0-9.]*\).*"ops_per_cpu_sec":\([0-9.]*\).*"add_acquisitions":\([0-9]*\).*"add_hold_ns_avg":\([0-9]*\).*"verified":\([a-z]*\).*/\1 \2 \3 \4 \5 \6/p' \
+				"$out.one" | sed "s/^/$size $commit /" >>"$out"
+		done
+	done
+done
+awk -v json="$json" '
+{ k = $1 SUBSEP $2 SUBSEP $3; ops[k] = $4; cpu[k] = $5; acq[k] = $6;
+  hold[k] = $7; ok[k] = $8; n++ }
+function r(a, b) { return b > 0 ? a / b : 0 }
+END {
+	if (n != 12) { print "bench-lru-fault: missing runs" > "/dev/stderr"; exit 1 }
+	split("4K 16K", sz, " "); split("1 2 20", th, " ")
+	if (json != "")
+		printf "{\"bench\":\"lru_fault_lru\",\"runs\":["
+	else {
+		printf "lru-fault over lb_lru: weighted mode, 16M per thread\n"
+		printf "%-5s %-10s %7s %12s %12s %10s %12s %9s\n", "size", "commit",
+		       "threads", "ops/s", "ops/cpu-s", "add acq", "add hold ns",
+		       "verified"
+	}
+	sep = ""
+	for (si = 1; si <= 2; si++) for (ti = 1; ti <= 3; ti++) for (ci = 0; ci < 2; ci++) {
+		c = ci ? "no-splice" : "splice"; k = sz[si] SUBSEP c SUBSEP th[ti]
+		if (json != "")
+			printf "%s{\"size\":\"%s\",\"commit\":\"%s\",\"threads\":%d,\"ops_per_sec\":%s,\"ops_per_cpu_sec\":%s,\"add_acquisitions\":%s,\"add_hold_ns_avg\":%s,\"verified\":%s}", sep, sz[si], c, th[ti], ops[k], cpu[k], acq[k], hold[k], ok[k]
+		else
+			printf "%-5s %-10s %7d %12.0f %12.0f %10d %12d %9s\n", sz[si], c, th[ti], ops[k], cpu[k], acq[k], hold[k], ok[k]
+		sep = ","
+	}
+	if (json != "") printf "]"
+	for (si = 1; si <= 2; si++) {
+		s = sz[si]
+		o1 = s SUBSEP "splice" SUBSEP 1; o2 = s SUBSEP "splice" SUBSEP 2
+		p2 = s SUBSEP "no-splice" SUBSEP 2; o20 = s SUBSEP "splice" SUBSEP 20
+		p20 = s SUBSEP "no-splice" SUBSEP 20
+		if (json != "")
+			printf ",\"%s\":{\"ops_2_over_1_thread\":%.3f,\"cpu_ops_2_over_1_thread\":%.3f,\"splice_hold_vs_per_object_2t\":%.3f,\"splice_hold_vs_per_object_20t\":%.3f}", s, r(ops[o2], ops[o1]), r(cpu[o2], cpu[o1]), r(hold[o2], hold[p2]), r(hold[o20], hold[p20])
+		else
+			printf "%s: ops/s 2 threads / 1 thread %.2fx (ops/cpu-s %.2fx); add hold splice / per-object %.3f at 2 threads, %.3f at 20\n", s, r(ops[o2], ops[o1]), r(cpu[o2], cpu[o1]), r(hold[o2], hold[p2]), r(hold[o20], hold[p20])
+	}
+	if (json != "") printf "}\n"
+}' "$out"

@@ -1,0 +1,433 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/*
+ * The LRU lock, measured from lb_lru's per-path statistics (acquisitions,
+ * waiters' wait from the lb_lock counters, hold time from
+ * %LB_LRU_HOLD_TIME), 8 threads, each variant for a fixed number of
+ * operations per thread, the variants alternating over several runs
+ * (median of each column). Ratios are from this one run. It never fails; it
+ * prints a table, or JSON with --json.
+ *
+ * 1. Secondary work inside vs after the lock. Each thread isolates 32
+ *    objects from the tail and puts them back; half of them drop their
+ *    last reference there (@release) and go to @secondary, which unqueues
+ *    them from a shared deferred-split queue under its own lock (as
+ *    __folio_unqueue_deferred_split() does), after which the thread adds
+ *    them again as new objects through an lb_cpubatch. With %LB_LRU_PUTBACK_LOCKED that work runs
+ *    under the LRU lock (Linux 6.12 move_folios_to_lru()); without, after
+ *    it ("mm: unqueue deferred split folios outside the lruvec lock").
+ * 2. Splice vs per-object insertion. Each thread adds objects through an
+ *    lb_cpubatch (weighted, 31 per batch) and removes its older ones in
+ *    batches of 31 (lb_lru_del()), so the list head keeps moving between
+ *    CPUs. Hold time per add-path acquisition: the splice commit against
+ *    %LB_LRU_NO_SPLICE.
+ */
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lockbatch/lru.h>
+#include <lockbatch/cpubatch.h>
+
+#define MAX_THREADS 64
+static int nthreads = 8;
+static enum lb_lock_kind lock_kind = LB_LOCK_SPIN;
+#define ISO_BATCH 32
+#define DEL_BATCH 31
+#define SPLIT_WORK 32
+#define MAX_REPS 15
+
+struct bobj {
+	struct lb_lru_node node;
+	struct cds_list_head split;	/* on the deferred-split queue */
+	uint32_t dying;
+	uint64_t hash;
+};
+
+/* The deferred-split queue: its own lock, as ds_queue->split_queue_lock. */
+static struct lb_lock split_lock;
+static struct cds_list_head split_queue;
+static uint64_t split_len;
+
+static uint64_t mix(uint64_t h, unsigned int iters)
+{
+	unsigned int i;
+
+	for (i = 0; i < iters; i++)
+		h = (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ull;
+	return h;
+}
+
+static bool op_release(void *o, void *arg)
+{
+	(void)arg;
+	return ((struct bobj *)o)->dying;
+}
+
+/* Unqueue from the deferred-split queue, then the rest of the teardown. */
+static void op_secondary(void *o, void *arg)
+{
+	struct bobj *b = o;
+
+	(void)arg;
+	lb_lock_acquire(&split_lock);
+	cds_list_del_init(&b->split);
+	split_len--;
+	lb_lock_release(&split_lock);
+	b->hash = mix(b->hash, SPLIT_WORK);
+}
+
+static const struct lb_lru_ops sec_ops = {
+	.release = op_release,
+	.secondary = op_secondary,
+};
+
+struct part1 {
+	struct lb_lru *lru;
+	struct lb_cpubatch *pc;
+	unsigned int pflags;
+	unsigned long rounds;
+};
+
+static void queue_split(struct bobj *b)
+{
+	lb_lock_acquire(&split_lock);
+	cds_list_add(&b->split, &split_queue);
+	split_len++;
+	lb_lock_release(&split_lock);
+}
+
+static void *part1_thread(void *arg)
+{
+	struct part1 *p = arg;
+	struct cds_list_head iso, *pos;
+	struct bobj *dead[ISO_BATCH];
+	unsigned long r;
+	unsigned int nd, i = 0;
+
+	CDS_INIT_LIST_HEAD(&iso);
+	for (r = 0; r < p->rounds; r++) {
+		if (lb_lru_isolate(p->lru, LB_LRU_INACTIVE, &iso, ISO_BATCH,
+				   NULL, NULL) <= 0)
+			continue;
+		nd = 0;
+		cds_list_for_each(pos, &iso) {
+			struct bobj *b = lb_lru_obj_of(p->lru, cds_list_entry(pos,
+						struct lb_lru_node, link));
+
+			b->dying = (i++ & 1);
+			if (b->dying)
+				dead[nd++] = b;
+		}
+		lb_lru_putback(p->lru, &iso, p->pflags);
+		/*
+		 * The dead come back as new objects through the per-CPU
+		 * batches (as new folios do), queued for split again.
+		 */
+		for (i = 0; i < nd; i++) {
+			struct bobj *b = dead[i];
+
+			b->dying = 0;
+			lb_lru_node_init(&b->node, 1);
+			queue_split(b);
+			lb_lru_add(p->pc, p->lru, b);
+		}
+	}
+	return NULL;
+}
+
+struct row {
+	const char *name;
+	double hold_ns;		/* per acquisition of the measured path */
+	double wait_ms;		/* waiters' total wait, all paths */
+	uint64_t acquisitions;
+	uint64_t contentions;
+};
+
+static int new_lru(struct lb_lru **lru, unsigned int flags,
+		   const struct lb_lru_ops *ops)
+{
+	struct lb_lru_conf conf = {
+		.lock_kind = lock_kind, .name = "lru",
+		.node_offset = offsetof(struct bobj, node),
+		.flags = flags | LB_LRU_HOLD_TIME, .ops = ops,
+	};
+
+	return lb_lru_create(lru, &conf);
+}
+
+static void empty_lru(struct lb_lru *lru)
+{
+	struct cds_list_head all;
+	int l;
+
+	CDS_INIT_LIST_HEAD(&all);
+	for (l = 0; l < LB_LRU_NR_LISTS; l++)
+		while (lb_lru_isolate(lru, l, &all, 1u << 20, NULL, NULL) > 0)
+			;
+	lb_lru_destroy(lru);
+}
+
+static void fill_row(struct row *row, struct lb_lru *lru, enum lb_lru_path path)
+{
+	struct lb_lru_stats st;
+	unsigned int p;
+
+	lb_lru_stats(lru, &st);
+	if (getenv("LB_BENCH_DEBUG"))
+		for (p = 0; p < LB_LRU_NR_PATHS; p++)
+			fprintf(stderr, "%s: acq %llu hold %llu ns wait %llu ns cont %llu max %llu\n",
+				lb_lru_path_name(p),
+				(unsigned long long)st.path[p].acquisitions,
+				(unsigned long long)st.path[p].hold_ns_total,
+				(unsigned long long)st.path[p].wait_ns_total,
+				(unsigned long long)st.path[p].contentions,
+				(unsigned long long)st.path[p].wait_ns_max);
+	/* Holds where the holder was descheduled say nothing about the code. */
+	row->hold_ns = st.path[path].acquisitions > st.path[path].holds_long ?
+		(double)(st.path[path].hold_ns_total - st.path[path].hold_ns_long) /
+		(double)(st.path[path].acquisitions - st.path[path].holds_long) : 0;
+	row->wait_ms = 0;
+	row->acquisitions = st.path[path].acquisitions;
+	row->contentions = 0;
+	for (p = 0; p < LB_LRU_NR_PATHS; p++) {
+		row->wait_ms += (double)st.path[p].wait_ns_total / 1e6;
+		row->contentions += st.path[p].contentions;
+	}
+}
+
+static int run_part1(struct row *row, unsigned int pflags, unsigned long rounds,
+		     size_t nobj)
+{
+	struct part1 arg = { .pflags = pflags, .rounds = rounds };
+	struct lb_cpubatch_conf pconf = { .mode = LB_CPUBATCH_WEIGHTED };
+	pthread_t th[MAX_THREADS];
+	struct bobj *objs = calloc(nobj, sizeof(*objs));
+	size_t i;
+	int t;
+
+	if (!objs || new_lru(&arg.lru, 0, &sec_ops))
+		return -1;
+	lb_lru_cpubatch_conf(arg.lru, &pconf);
+	if (lb_cpubatch_create(&arg.pc, &pconf))
+		return -1;
+	for (i = 0; i < nobj; i++) {
+		void *o = &objs[i];
+
+		lb_lru_node_init(&objs[i].node, 1);
+		queue_split(&objs[i]);
+		lb_lru_commit(arg.lru, &o, 1);
+	}
+	for (t = 0; t < nthreads; t++)
+		pthread_create(&th[t], NULL, part1_thread, &arg);
+	for (t = 0; t < nthreads; t++)
+		pthread_join(th[t], NULL);
+	lb_cpubatch_destroy(arg.pc);
+	fill_row(row, arg.lru, LB_LRU_PATH_PUTBACK);
+	empty_lru(arg.lru);
+	for (i = 0; i < nobj; i++)
+		cds_list_del_init(&objs[i].split);
+	split_len = 0;
+	free(objs);
+	return 0;
+}
+
+struct part2 {
+	struct lb_lru *lru;
+	struct lb_cpubatch *pc;
+	unsigned long rounds;
+	struct bobj *objs;	/* this thread's: DEL_BATCH * 4 */
+};
+
+/* Add a batch worth, then remove the oldest batch once it is committed. */
+static void *part2_thread(void *arg)
+{
+	struct part2 *p = arg;
+	unsigned long r;
+	unsigned int i, gen;
+
+	for (r = 0; r < p->rounds; r++) {
+		gen = (unsigned int)(r % 4);
+		for (i = 0; i < DEL_BATCH; i++) {
+			struct bobj *b = &p->objs[gen * DEL_BATCH + i];
+
+			lb_lru_node_init(&b->node, 1);
+			lb_lru_add(p->pc, p->lru, b);
+		}
+		/* Two generations back: committed by now (a batch is 31). */
+		gen = (unsigned int)((r + 2) % 4);
+		if (r >= 2) {
+			void *v[DEL_BATCH];
+
+			for (i = 0; i < DEL_BATCH; i++)
+				v[i] = &p->objs[gen * DEL_BATCH + i];
+			lb_lru_del(p->lru, v, DEL_BATCH);
+		}
+	}
+	return NULL;
+}
+
+static int run_part2(struct row *row, unsigned int flags, unsigned long rounds)
+{
+	struct part2 arg[MAX_THREADS];
+	struct lb_cpubatch_conf pconf = { .mode = LB_CPUBATCH_WEIGHTED };
+	pthread_t th[MAX_THREADS];
+	struct lb_lru *lru;
+	struct lb_cpubatch *pc;
+	struct bobj *objs = calloc((size_t)nthreads * DEL_BATCH * 4, sizeof(*objs));
+	int t;
+
+	if (!objs || new_lru(&lru, flags, NULL))
+		return -1;
+	lb_lru_cpubatch_conf(lru, &pconf);
+	if (lb_cpubatch_create(&pc, &pconf))
+		return -1;
+	for (t = 0; t < nthreads; t++) {
+		arg[t] = (struct part2){ lru, pc, rounds,
+					 objs + t * DEL_BATCH * 4 };
+		pthread_create(&th[t], NULL, part2_thread, &arg[t]);
+	}
+	for (t = 0; t < nthreads; t++)
+		pthread_join(th[t], NULL);
+	lb_cpubatch_destroy(pc);
+	fill_row(row, lru, LB_LRU_PATH_ADD);
+	empty_lru(lru);
+	free(objs);
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Medians over the runs, each column on its own: on a shared machine a
+ * preempted lock holder makes a few waits enormous, and the median run
+ * keeps one such run from deciding the figure.
+ */
+static void median_row(struct row *out, const struct row *runs, int n)
+{
+	double hold[MAX_REPS], wait[MAX_REPS], acq[MAX_REPS], cont[MAX_REPS];
+	int k;
+
+	for (k = 0; k < n; k++) {
+		hold[k] = runs[k].hold_ns;
+		wait[k] = runs[k].wait_ms;
+		acq[k] = (double)runs[k].acquisitions;
+		cont[k] = (double)runs[k].contentions;
+	}
+	qsort(hold, (size_t)n, sizeof(double), cmp_double);
+	qsort(wait, (size_t)n, sizeof(double), cmp_double);
+	qsort(acq, (size_t)n, sizeof(double), cmp_double);
+	qsort(cont, (size_t)n, sizeof(double), cmp_double);
+	out->hold_ns = hold[n / 2];
+	out->wait_ms = wait[n / 2];
+	out->acquisitions = (uint64_t)acq[n / 2];
+	out->contentions = (uint64_t)cont[n / 2];
+}
+
+static void print_rows(const char *title, const struct row *r, int json,
+		       int last)
+{
+	int k;
+
+	if (json) {
+		printf("\"%s\":[", title);
+		for (k = 0; k < 2; k++)
+			printf("%s{\"variant\":\"%s\",\"hold_ns\":%.1f,"
+			       "\"wait_ms\":%.3f,\"acquisitions\":%llu,"
+			       "\"contentions\":%llu}", k ? "," : "", r[k].name,
+			       r[k].hold_ns, r[k].wait_ms,
+			       (unsigned long long)r[k].acquisitions,
+			       (unsigned long long)r[k].contentions);
+		printf("],\"%s_hold_ratio\":%.2f,\"%s_wait_ratio\":%.2f%s",
+		       title, r[0].hold_ns / r[1].hold_ns, title,
+		       r[1].wait_ms > 0 ? r[0].wait_ms / r[1].wait_ms : 0,
+		       last ? "" : ",");
+		return;
+	}
+	printf("%s\n%-22s %12s %12s %12s %12s\n", title, "variant",
+	       "hold ns/acq", "wait ms", "acquired", "contended");
+	for (k = 0; k < 2; k++)
+		printf("%-22s %12.1f %12.3f %12llu %12llu\n", r[k].name,
+		       r[k].hold_ns, r[k].wait_ms,
+		       (unsigned long long)r[k].acquisitions,
+		       (unsigned long long)r[k].contentions);
+	printf("hold ratio %.2fx, wait ratio %.2fx\n\n", r[0].hold_ns / r[1].hold_ns,
+	       r[1].wait_ms > 0 ? r[0].wait_ms / r[1].wait_ms : 0);
+}
+
+int main(int argc, char **argv)
+{
+	struct row sec[2] = { { .name = "secondary inside" },
+			      { .name = "secondary after" } };
+	struct row add[2] = { { .name = "per-object insertion" },
+			      { .name = "splice" } };
+	static struct row sec_r[2][MAX_REPS], add_r[2][MAX_REPS];
+	unsigned long rounds = 20000;
+	int json = 0, i, r, reps = 5;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = 1;
+		else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
+			rounds = strtoul(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--mutex"))
+			lock_kind = LB_LOCK_MUTEX;
+		else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+			nthreads = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+			reps = atoi(argv[++i]);
+		else {
+			fprintf(stderr, "usage: %s [--json] [--mutex] [--threads N] [--rounds N] [--reps N]\n",
+				argv[0]);
+			return 2;
+		}
+	}
+	if (reps < 1 || reps > MAX_REPS || rounds < 4 || nthreads < 1 ||
+	    nthreads > MAX_THREADS) {
+		fprintf(stderr, "reps: 1..%d, threads 1..%d, rounds >= 4\n",
+			MAX_REPS, MAX_THREADS);
+		return 2;
+	}
+	CDS_INIT_LIST_HEAD(&split_queue);
+	if (lb_lock_init(&split_lock, lock_kind, "split_queue"))
+		return 1;
+	for (r = 0; r < reps; r++) {
+		/* Alternate the order, so drift hits both variants alike. */
+		int a = r & 1, b = !a;
+
+		if (run_part1(&sec_r[a][r], a ? 0 : LB_LRU_PUTBACK_LOCKED,
+			      rounds, 4096) ||
+		    run_part1(&sec_r[b][r], b ? 0 : LB_LRU_PUTBACK_LOCKED,
+			      rounds, 4096) ||
+		    run_part2(&add_r[a][r], a ? 0 : LB_LRU_NO_SPLICE, rounds) ||
+		    run_part2(&add_r[b][r], b ? 0 : LB_LRU_NO_SPLICE, rounds)) {
+			fprintf(stderr, "setup failed\n");
+			return 1;
+		}
+	}
+	for (i = 0; i < 2; i++) {
+		median_row(&sec[i], sec_r[i], reps);
+		median_row(&add[i], add_r[i], reps);
+	}
+	if (json)
+		printf("{\"bench\":\"lru_lock\",\"lock\":\"%s\",\"threads\":%d,"
+		       "\"rounds\":%lu,\"reps\":%d,",
+		       lock_kind == LB_LOCK_SPIN ? "spin" : "mutex", nthreads,
+		       rounds, reps);
+	else
+		printf("LRU lock (%s), %d threads, %lu rounds each, median of %d runs\n\n",
+		       lock_kind == LB_LOCK_SPIN ? "spin" : "mutex", nthreads,
+		       rounds, reps);
+	print_rows("secondary_work", sec, json, 0);
+	print_rows("add_commit", add, json, 1);
+	if (json)
+		printf("}\n");
+	return 0;
+}
