@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "pcp-replay.h"
+#include "pcp-replay-plot.h"
 
 /* PREFIX-NAME.EXT, with NAME's directory dropped and odd bytes made '-'. */
 static void path_of(char *buf, size_t len, const char *prefix,
@@ -76,7 +76,7 @@ int pr_plot(FILE *f, const char *prefix, const char *name,
 		return -1;
 	fprintf(g, "set terminal pngcairo noenhanced size 900,%d font ',9'\n"
 		   "set output '%s'\nset key top right\nset grid\n"
-		   "set xlabel 'decay tick'\nset ylabel 'base units (all slots)'\n"
+		   "set xlabel 'decay period'\nset ylabel 'base units (all slots)'\n"
 		   "set multiplot layout %d,1 title 'pcp-replay: %s'\n",
 		   220 * nt + 40, png, nt, name);
 	for (int i = 0; i < nt; i++)

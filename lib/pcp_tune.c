@@ -17,6 +17,7 @@ static const char *const tuner_names[LB_PCP_TUNE_NR] = {
 	[LB_PCP_TUNE_LINUX] = "linux",
 	[LB_PCP_TUNE_COUNT_MIN] = "count_min",
 	[LB_PCP_TUNE_ADAPTIVE] = "adaptive",
+	[LB_PCP_TUNE_LINUX_618] = "linux618",
 };
 
 const char *lb_pcp_tuner_name(enum lb_pcp_tuner t)

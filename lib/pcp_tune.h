@@ -4,7 +4,8 @@
  * cache's hot paths inline them, lib/pcp_tune.c exports them as the pure
  * lb_pcp_tune_*() functions. The LINUX rules transcribe mm/page_alloc.c of
  * Linux 6.12 with the zone flags (ZONE_BELOW_HIGH, ZONE_RECLAIM_ACTIVE)
- * never set.
+ * never set; LINUX_618 differs in the free-high threshold and honours
+ * LB_PCP_ZONE_BELOW_HIGH when a caller that models a zone sets it.
  */
 #ifndef LOCKBATCH_PCP_TUNE_H
 #define LOCKBATCH_PCP_TUNE_H
@@ -56,9 +57,11 @@ static inline void lbi_tune_alloc_done(enum lb_pcp_tuner t,
 /*
  * nr_pcp_alloc(), mm/page_alloc.c (6.12), for orders whose list is empty.
  * @grow: what high grows by; negative for LINUX's rule (the refill size).
+ * @zone_flags: honour LB_PCP_ZONE_BELOW_HIGH (LINUX_618).
  */
 static inline int lbi_tune_refill_linux(struct lb_pcp_tune_state *s,
-					unsigned int order, int grow)
+					unsigned int order, int grow,
+					bool zone_flags)
 {
 	int base = s->batch, high, batch, max_nr_alloc;
 
@@ -66,8 +69,12 @@ static inline int lbi_tune_refill_linux(struct lb_pcp_tune_state *s,
 	if (high < base)
 		return 1;
 	batch = order ? base : base << s->alloc_factor;
-	/* "If we had larger pcp->high, we could avoid to allocate from zone." */
-	if (s->high_min != s->high_max)
+	/*
+	 * "If we had larger pcp->high, we could avoid to allocate from zone."
+	 * Not while the zone is below its high watermark (LINUX_618).
+	 */
+	if (s->high_min != s->high_max &&
+	    !(zone_flags && (s->flags & LB_PCP_ZONE_BELOW_HIGH)))
 		high = s->high = lbi_min(high + (grow < 0 ? batch : grow),
 					 s->high_max);
 	if (!order) {
@@ -100,15 +107,20 @@ static inline int lbi_tune_refill(enum lb_pcp_tuner t,
 		 * grow_factor, so bigger refills do not inflate it.
 		 */
 		return lbi_tune_refill_linux(s, order, order ? s->batch :
-					     s->batch << s->grow_factor);
+					     s->batch << s->grow_factor, false);
 	default:
-		return lbi_tune_refill_linux(s, order, -1);
+		return lbi_tune_refill_linux(s, order, -1,
+					     t == LB_PCP_TUNE_LINUX_618);
 	}
 }
 
-/* nr_pcp_high(), 6.12, without the zone-flag branches. */
+/*
+ * nr_pcp_high(), 6.12, without the zone-flag branches; with @below_high,
+ * 6.18's ZONE_BELOW_HIGH branch (its caller has seen the flag): high
+ * sheds what was freed recently and every free above high_min flushes.
+ */
 static inline int lbi_nr_pcp_high(struct lb_pcp_tune_state *s, int batch,
-				  bool free_high)
+				  bool free_high, bool below_high)
 {
 	int high = s->high = lbi_clamp(s->high, s->high_min, s->high_max);
 
@@ -120,6 +132,11 @@ static inline int lbi_nr_pcp_high(struct lb_pcp_tune_state *s, int batch,
 	}
 	if (s->high_min == s->high_max)
 		return high;
+	if (below_high) {
+		s->high = lbi_max(high - lbi_max(s->free_count, batch),
+				  s->high_min);
+		return lbi_max(s->count, s->high_min);
+	}
 	if (s->count >= high) {
 		int need = s->free_count + batch;
 
@@ -141,9 +158,14 @@ static inline int lbi_nr_pcp_free(const struct lb_pcp_tune_state *s,
 	return lbi_clamp(s->free_count, batch, high - batch);
 }
 
-/* free_unref_page_commit(), 6.12, after the page joined its list. */
+/*
+ * free_unref_page_commit(), 6.12, after the page joined its list;
+ * free_frozen_page_commit() of 6.18 with @free_high_min = batch +
+ * high_min / 2 (the free_count that starts the free-high rule).
+ */
 static inline int lbi_tune_free_linux(struct lb_pcp_tune_state *s,
-				      unsigned int order)
+				      unsigned int order, int free_high_min,
+				      bool zone_flags)
 {
 	int batch = s->batch, high;
 	bool free_high = false;
@@ -155,7 +177,7 @@ static inline int lbi_tune_free_linux(struct lb_pcp_tune_state *s,
 	 * bulk free: return it rather than hold it.
 	 */
 	if (order && order <= LB_PCP_COSTLY_ORDER) {
-		free_high = s->free_count >= batch &&
+		free_high = s->free_count >= free_high_min &&
 			    (s->flags & LB_PCP_PREV_FREE_HIGH_ORDER) &&
 			    (!(s->flags & LB_PCP_FREE_HIGH_BATCH) ||
 			     s->count >= batch);
@@ -165,7 +187,8 @@ static inline int lbi_tune_free_linux(struct lb_pcp_tune_state *s,
 	}
 	if (s->free_count < (batch << LBI_SCALE))
 		s->free_count += 1 << order;
-	high = lbi_nr_pcp_high(s, batch, free_high);
+	high = lbi_nr_pcp_high(s, batch, free_high, zone_flags &&
+			       (s->flags & LB_PCP_ZONE_BELOW_HIGH));
 	if (s->count >= high)
 		return lbi_nr_pcp_free(s, batch, high, free_high);
 	return 0;
@@ -183,7 +206,10 @@ static inline int lbi_tune_free(enum lb_pcp_tuner t,
 		/* Before 5.14: free one batch once count reaches high. */
 		return s->count >= s->high ? s->batch : 0;
 	}
-	n = lbi_tune_free_linux(s, order);
+	n = lbi_tune_free_linux(s, order, t == LB_PCP_TUNE_LINUX_618 ||
+				t == LB_PCP_TUNE_ADAPTIVE ?
+				s->batch + s->high_min / 2 : s->batch,
+				t == LB_PCP_TUNE_LINUX_618);
 	if (t == LB_PCP_TUNE_ADAPTIVE) {
 		s->grow_factor >>= 1;
 		/*

@@ -158,6 +158,17 @@ extern "C" {
  * @LB_PCP_TUNE_ADAPTIVE: ours, designed from the shipped traces: refills
  *	from peer slots first, transfer sizes that survive sporadic opposite
  *	operations, high grown as LINUX's; see DOC: Adaptive tuner.
+ * @LB_PCP_TUNE_LINUX_618: Linux 6.18, the kernel the shipped traces were
+ *	recorded on: %LB_PCP_TUNE_LINUX with the free-high rule of "mm: pcp:
+ *	increase pcp->free_count threshold to trigger free_high" (6.16): a
+ *	run of order 1..3 frees flushes only once ``free_count`` reaches
+ *	``batch + high_min / 2``, not ``batch``. nr_pcp_alloc(),
+ *	nr_pcp_high(), nr_pcp_free() and decay_pcp_high() are unchanged
+ *	(decay frees in chunks of ``batch``, as every tuner here does). With
+ *	%LB_PCP_ZONE_BELOW_HIGH set in its state, the ZONE_BELOW_HIGH
+ *	branches of nr_pcp_high() and nr_pcp_alloc(): each free lowers high
+ *	by ``max(free_count, batch)`` and flushes once count reaches
+ *	high_min; a refill does not raise high.
  * @LB_PCP_TUNE_NR: Number of tuners.
  */
 enum lb_pcp_tuner {
@@ -165,29 +176,32 @@ enum lb_pcp_tuner {
 	LB_PCP_TUNE_LINUX,
 	LB_PCP_TUNE_COUNT_MIN,
 	LB_PCP_TUNE_ADAPTIVE,
+	LB_PCP_TUNE_LINUX_618,
 	LB_PCP_TUNE_NR,
 };
 
 /**
  * DOC: Adaptive tuner
  *
- * %LB_PCP_TUNE_ADAPTIVE is %LB_PCP_TUNE_LINUX with three changes, each read
- * off the shipped traces (tests/data/README.md, ``make bench-pcp-replay``):
+ * %LB_PCP_TUNE_ADAPTIVE is %LB_PCP_TUNE_LINUX_618 without the zone flags,
+ * with three changes, each read off the shipped traces
+ * (tests/data/README.md, ``make bench-pcp-replay``):
  *
- * 1. Objects flow between CPUs. In the recorded build one CPU allocated
- *    64,000 pages more than it freed while the other freed more than it
- *    allocated; in the producer/consumer trace every object crosses. LINUX
- *    moves each such object through the back-end twice (a flush on one CPU,
- *    a refill on the other). ADAPTIVE serves a refill from a peer slot
- *    first: it tries (never waits for) the locks of up to 3 next slots and
- *    takes objects of the order from the cold end of the first one that
- *    holds more than one batch, leaving it one batch. Only when no peer can
- *    give does the refill go to the back-end. The batch a steal leaves is
- *    not stranded: if the back-end is empty too, rule (A) of DOC: Per-CPU
- *    object cache drains every slot, that batch included, and retries.
+ * 1. Objects flow between CPUs. In the recorded traces a page is often
+ *    freed on another CPU than the one that allocated it (a pipe's reader
+ *    frees what its writer allocated; a build's processes migrate). LINUX
+ *    moves each such object through the back-end twice (a flush on one
+ *    CPU, a refill on the other). ADAPTIVE serves a refill from a peer
+ *    slot first: it tries (never waits for) the locks of up to 3 next
+ *    slots and takes objects of the order from the cold end of the first
+ *    one that holds more than one batch, leaving it one batch. Only when
+ *    no peer can give does the refill go to the back-end. The batch a
+ *    steal leaves is not stranded: if the back-end is empty too, rule (A)
+ *    of DOC: Per-CPU object cache drains every slot, that batch included,
+ *    and retries.
  * 2. Transfer sizes survive noise. LINUX halves alloc_factor on every free
- *    and free_count on every allocation, so in a mixed stream (the build:
- *    a free between most allocations) refills stay at one or two batches.
+ *    and free_count on every allocation, so in a mixed stream (a build: a
+ *    free between most allocations) refills stay at one or two batches.
  *    ADAPTIVE halves alloc_factor on a free only once at least a batch has
  *    been freed since allocations last dominated (free_count >= batch), and
  *    halves free_count on an allocation only while refills are scaling up
@@ -198,7 +212,12 @@ enum lb_pcp_tuner {
  *    alloc_factor rules exactly (up on a refill that fits, halved on every
  *    free).
  *
- * Decay, the free-high rule, nr_pcp_high() and nr_pcp_free() are LINUX's.
+ * Decay, nr_pcp_high() and nr_pcp_free() are LINUX's; the free-high rule
+ * is 6.18's (a run of order 1..3 frees flushes once free_count reaches
+ * ``batch + high_min / 2``): with 6.12's threshold of one batch, the
+ * recorded anonymous-memory and page-cache workloads flush on nearly every
+ * high-order free (15 to 19 times the kernel's drain holds).
+ *
  * The cost of (1) is a trylock on a remote slot per refill, at most 3.
  */
 
@@ -215,6 +234,11 @@ enum lb_pcp_tuner {
 #define LB_PCP_PREV_FREE_HIGH_ORDER 0x1u
 /** define LB_PCP_FREE_HIGH_BATCH - tuner flag (PCPF_FREE_HIGH_BATCH). */
 #define LB_PCP_FREE_HIGH_BATCH 0x2u
+/** define LB_PCP_ZONE_BELOW_HIGH - tuner flag: the back-end is below its
+ * high watermark (the zone's ZONE_BELOW_HIGH); only %LB_PCP_TUNE_LINUX_618
+ * reads it. lb_pcp never sets it (a back-end has no watermarks): it is for
+ * callers of the pure functions that model a zone, such as pcp-replay. */
+#define LB_PCP_ZONE_BELOW_HIGH 0x4u
 
 /**
  * struct lb_pcp_tune_state - One slot's watermark and tuner state.
@@ -228,7 +252,8 @@ enum lb_pcp_tuner {
  * @count_min: Lowest @count since the last tick (%LB_PCP_TUNE_COUNT_MIN,
  *	%LB_PCP_TUNE_ADAPTIVE).
  * @alloc_factor: Refill scale exponent for order 0 (0..5).
- * @flags: %LB_PCP_PREV_FREE_HIGH_ORDER, %LB_PCP_FREE_HIGH_BATCH.
+ * @flags: %LB_PCP_PREV_FREE_HIGH_ORDER, %LB_PCP_FREE_HIGH_BATCH,
+ *	%LB_PCP_ZONE_BELOW_HIGH.
  * @grow_factor: alloc_factor as LINUX would keep it; sets how much a refill
  *	raises high (%LB_PCP_TUNE_ADAPTIVE).
  *
@@ -320,6 +345,8 @@ void lb_pcp_tune_alloc_done(enum lb_pcp_tuner t, struct lb_pcp_tune_state *s,
  * @order: The order of the freed object.
  *
  * free_unref_page_commit() with nr_pcp_high() and nr_pcp_free();
+ * %LB_PCP_TUNE_LINUX_618 and %LB_PCP_TUNE_ADAPTIVE with 6.18's free-high
+ * threshold (and, for LINUX_618, %LB_PCP_ZONE_BELOW_HIGH);
  * %LB_PCP_TUNE_FIXED returns ``batch`` once count reaches high;
  * %LB_PCP_TUNE_ADAPTIVE keeps alloc_factor unless free_count >= batch. The
  * caller then frees the returned number of units (whole objects, from the
@@ -385,7 +412,8 @@ bool lb_pcp_tune_decay_step(enum lb_pcp_tuner t, struct lb_pcp_tune_state *s,
  * @t: The tuner.
  *
  * Context: Any thread.
- * Return: "fixed", "linux", "count_min", "adaptive", or "invalid".
+ * Return: "fixed", "linux", "count_min", "adaptive", "linux618", or
+ * "invalid".
  */
 const char *lb_pcp_tuner_name(enum lb_pcp_tuner t);
 

@@ -91,6 +91,7 @@ static void start(struct run *r, enum lb_pcp_tuner t, uint64_t seed,
 		m->high = r->high_min;
 		m->nr_lists = 4;
 		m->count_min_patch = t == LB_PCP_TUNE_COUNT_MIN;
+		m->free_high_618 = t == LB_PCP_TUNE_LINUX_618;
 		m->expire = r->expire;
 		m->lb_rules = true;
 	}
@@ -114,7 +115,8 @@ static void finish(struct run *r)
 static bool models_kernel(const struct run *r)
 {
 	return !r->dry && (r->t == LB_PCP_TUNE_LINUX ||
-			   r->t == LB_PCP_TUNE_COUNT_MIN);
+			   r->t == LB_PCP_TUNE_COUNT_MIN ||
+			   r->t == LB_PCP_TUNE_LINUX_618);
 }
 
 /* C22: each back-end hold is counted under exactly one cause. */
@@ -369,6 +371,11 @@ Test(pcp_prop, linux_matches_kernel_order0)
 Test(pcp_prop, linux_matches_kernel_mixed_orders)
 {
 	run_all(LB_PCP_TUNE_LINUX, true, false);
+}
+
+Test(pcp_prop, linux618_matches_kernel_618_mixed_orders)
+{
+	run_all(LB_PCP_TUNE_LINUX_618, true, false);
 }
 
 Test(pcp_prop, count_min_matches_patched_kernel)

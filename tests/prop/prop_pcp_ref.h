@@ -7,6 +7,9 @@
  * with one migratetype, written independently of lib/pcp_tune.h. The zone
  * flags are never set. Lists are object counts per order.
  *
+ * 6.18's free-high threshold is behind @free_high_618 (its only change to
+ * these functions with the zone flags clear).
+ *
  * Deliberate additions, each marked "lb_pcp:" where it sits:
  *  - the count_min patch ("mm, pcp: avoid to reduce PCP high
  *    unnecessarily") behind @count_min_patch;
@@ -38,6 +41,7 @@ struct per_cpu_pages {
 	int lists[REF_MAX_ORDER + 1];
 	int nr_lists;
 	bool count_min_patch;
+	bool free_high_618;	/* 6.18's free-high threshold */
 	long zone_lock_holds;
 	bool lb_rules;
 	/* lb_pcp rule (B): allocations + frees, the count at the last tick. */
@@ -171,7 +175,15 @@ static void free_unref_page_commit(struct per_cpu_pages *pcp, int order)
 	pcp->count += 1 << order;
 	batch = pcp->batch;
 	if (order && order <= REF_COSTLY_ORDER) {
-		free_high = (pcp->free_count >= batch &&
+		/*
+		 * 6.18 (free_frozen_page_commit(), "mm: pcp: increase
+		 * pcp->free_count threshold to trigger free_high"): batch +
+		 * high_min / 2.
+		 */
+		int threshold = pcp->free_high_618 ?
+				batch + pcp->high_min / 2 : batch;
+
+		free_high = (pcp->free_count >= threshold &&
 			     (pcp->flags & REF_PREV_FREE_HIGH_ORDER) &&
 			     (!(pcp->flags & REF_FREE_HIGH_BATCH) ||
 			      pcp->count >= batch));

@@ -437,6 +437,50 @@ Test(pcp, count_min_decays_only_idle_units)
 	cr_assert(eq(int, c.high, 9700 - 9700 / 5));
 }
 
+/*
+ * LINUX_618: a high-order free run flushes at batch + high_min / 2, not at
+ * batch; with the zone below its high watermark, every free above
+ * high_min flushes free_count (at least batch) and high sheds as much.
+ */
+Test(pcp, linux618_free_high_threshold_and_below_high)
+{
+	struct lb_pcp_tune_state l, n;
+	int i, fl = 0, fn = 0;
+
+	lb_pcp_tune_init(&l, 63, 640, 16384, false);
+	n = l;
+	/* 40 order-1 frees: free_count reaches 80 > 63, not 63 + 320. */
+	for (i = 0; i < 40; i++) {
+		fl += lb_pcp_tune_free(LB_PCP_TUNE_LINUX, &l, 1);
+		fn += lb_pcp_tune_free(LB_PCP_TUNE_LINUX_618, &n, 1);
+	}
+	cr_assert(gt(int, fl, 0), "6.12 flushes once free_count >= batch");
+	cr_assert(eq(int, fn, 0), "6.18 waits for batch + high_min / 2");
+	for (i = 0; i < 200 && !fn; i++)
+		fn = lb_pcp_tune_free(LB_PCP_TUNE_LINUX_618, &n, 1);
+	cr_assert(gt(int, fn, 0));
+	cr_assert(ge(int, n.free_count, 63 + 640 / 2));
+
+	lb_pcp_tune_init(&l, 63, 640, 16384, false);
+	l.high = 10000;
+	l.count = 5000;
+	l.flags |= LB_PCP_ZONE_BELOW_HIGH;
+	n = l;
+	cr_assert(eq(int, lb_pcp_tune_free(LB_PCP_TUNE_LINUX, &l, 0), 0),
+		  "6.12's tuner never reads the zone flag");
+	cr_assert(eq(int, lb_pcp_tune_free(LB_PCP_TUNE_LINUX_618, &n, 0), 63));
+	cr_assert(eq(int, n.high, 10000 - 63));
+	n.count = 600;	/* below high_min: nothing to flush */
+	cr_assert(eq(int, lb_pcp_tune_free(LB_PCP_TUNE_LINUX_618, &n, 0), 0));
+	/* A refill below the watermark does not raise high; 6.12's does. */
+	n.high = l.high = 5000;
+	n.count = l.count = 0;
+	lb_pcp_tune_refill(LB_PCP_TUNE_LINUX_618, &n, 0);
+	lb_pcp_tune_refill(LB_PCP_TUNE_LINUX, &l, 0);
+	cr_assert(eq(int, n.high, 5000));
+	cr_assert(gt(int, l.high, 5000));
+}
+
 /* ADAPTIVE refills from a peer's surplus before the back-end. */
 Test(pcp, adaptive_refills_from_peer_slot)
 {
