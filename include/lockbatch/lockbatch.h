@@ -40,9 +40,12 @@
  * lb_cpu(3), <lockbatch/cpu.h>: the current CPU and the slot count.
  *
  * Every function validates its input and reports bad input with a
- * negative errno value; each page lists the values it returns.
+ * negative errno value; each page lists the values it returns, and
+ * lb_error(3), <lockbatch/error.h>, states the return conventions once and
+ * gives lb_strerror().
  */
 #include <lockbatch/version.h>
+#include <lockbatch/error.h>
 #include <lockbatch/cpu.h>
 #include <lockbatch/lock.h>
 #include <lockbatch/wbatch.h>

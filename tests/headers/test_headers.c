@@ -18,6 +18,7 @@
 #define LB_HDR_REFBITS 8
 #define LB_HDR_LRU 9
 #define LB_HDR_PCP 10
+#define LB_HDR_ERROR 11
 
 #if LB_HDR == LB_HDR_CPU
 #include <lockbatch/cpu.h>
@@ -151,6 +152,14 @@ static int probe(void)
 	return lb_pcp_create(&p, &conf) < 0 &&
 	       lb_pcp_size(16384, 0, 2, 256, &sz) == 0 && sz.batch > 0 &&
 	       lb_pcp_tuner_name(LB_PCP_TUNE_ADAPTIVE) != 0;
+}
+#elif LB_HDR == LB_HDR_ERROR
+#include <lockbatch/error.h>
+#include <lockbatch/error.h>
+#define NAME "lockbatch/error.h"
+static int probe(void)
+{
+	return lb_strerror(-22)[0] != '\0' && lb_strerror(0)[0] == 's';
 }
 #else
 #error "LB_HDR names no header"
