@@ -260,6 +260,28 @@ void lb_lock_acquire(struct lb_lock *l);
 void lb_lock_release(struct lb_lock *l);
 
 /**
+ * lb_lock_op_acquire() - lb_lock_acquire() as a back-end lock callback.
+ * @lock: The back-end: a &struct lb_lock, or a struct whose first member
+ *        is one (C guarantees the two pointers are the same).
+ *
+ * Ready to use as &struct lb_backend_ops.lock (and wherever a callback
+ * takes the lock as ``void *``), so a back-end guarded by an lb_lock needs
+ * no wrapper: ``.lock = lb_lock_op_acquire, .unlock = lb_lock_op_release``
+ * with the lock (or its container) as &struct lb_cpubatch_conf.backend.
+ *
+ * Context: As lb_lock_acquire(). A NULL @lock does nothing.
+ */
+void lb_lock_op_acquire(void *lock);
+
+/**
+ * lb_lock_op_release() - lb_lock_release() as a back-end unlock callback.
+ * @lock: As for lb_lock_op_acquire().
+ *
+ * Context: As lb_lock_release(). A NULL @lock does nothing.
+ */
+void lb_lock_op_release(void *lock);
+
+/**
  * lb_lock_is_held() - Whether some thread holds the lock right now.
  * @l: The lock, initialised.
  *

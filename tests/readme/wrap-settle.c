@@ -12,8 +12,6 @@ struct page {
 	long refs;
 };
 
-static void lk(void *be)   { lb_lock_acquire(be); }
-static void ulk(void *be)  { lb_lock_release(be); }
 static void get(void *obj) { ((struct page *)obj)->refs++; }
 static void put(void *obj) { ((struct page *)obj)->refs--; }
 static long refcount(void *obj) { return ((struct page *)obj)->refs; }
@@ -25,7 +23,8 @@ static void commit(void *be, void **objs, unsigned int n)
 }
 
 static const struct lb_backend_ops ops = {
-	.lock = lk, .unlock = ulk, .commit = commit,
+	.lock = lb_lock_op_acquire, .unlock = lb_lock_op_release,
+	.commit = commit,
 	.get = get, .put = put, .refcount = refcount,
 };
 
