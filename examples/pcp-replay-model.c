@@ -278,9 +278,9 @@ static void zone_flag(struct km_cpu *cpus, unsigned int n, bool below_high)
 
 	for (c = 0; c < n; c++)
 		if (below_high)
-			cpus[c].ts.flags |= LB_PCP_ZONE_BELOW_HIGH;
+			cpus[c].ts.flags |= LB_PCP_TS_ZONE_BELOW_HIGH;
 		else
-			cpus[c].ts.flags &= (uint8_t)~LB_PCP_ZONE_BELOW_HIGH;
+			cpus[c].ts.flags &= (uint8_t)~LB_PCP_TS_ZONE_BELOW_HIGH;
 }
 
 int model_replay(const struct trace *tr, enum lb_pcp_tuner t, bool warm,

@@ -22,33 +22,6 @@
 
 static uint32_t next_cpubatch_id;
 
-/*
- * What this thread is doing inside flushes, for every instance at once.
- * frames: the instances whose flush runs its callbacks on this thread,
- * innermost last; locked: how many of those are inside @commit (their
- * back-end lock is held); deferred: batches that adds made while a back-end
- * lock was held had to flush, each with the instance it belongs to. They
- * are committed as soon as this thread holds no back-end lock, so a
- * back-end lock is never taken under another by an add, and the outermost
- * flush returns with the queue empty.
- */
-struct lbi_deferred {
-	struct lb_cpubatch *pc;
-	struct lbi_flushbuf buf;
-};
-
-struct lbi_thread {
-	const struct lb_cpubatch *frames[LB_CPUBATCH_NEST_MAX];
-	unsigned int depth;
-	unsigned int locked;
-	/* Instances whose drain mutex this thread holds (one per depth). */
-	const struct lb_cpubatch *drains[LB_CPUBATCH_NEST_MAX + 1];
-	unsigned int nr_drains;
-	unsigned int nr_deferred;
-	struct lbi_deferred deferred[LB_CPUBATCH_DEFER_MAX];
-};
-static __thread struct lbi_thread cur;
-
 const char *lb_cpubatch_flush_cause_name(enum lb_flush_cause cause)
 {
 	static const char *const names[LB_FLUSH_NR] = {
@@ -70,18 +43,17 @@ const char *lb_cpubatch_flush_cause_name(enum lb_flush_cause cause)
 
 int lb_cpubatch_create(struct lb_cpubatch **pcp, const struct lb_cpubatch_conf *conf)
 {
-	unsigned int nr_slots, max_nr, i;
+	unsigned int max_nr, i;
 	uint32_t max_weight;
 	struct lb_cpubatch *pc;
-	void *mem;
+	int rc;
 
 	if (!pcp || !conf || !conf->ops || !conf->ops->lock ||
 	    !conf->ops->unlock || !conf->ops->commit)
 		return -EINVAL;
-	nr_slots = conf->nr_slots ? conf->nr_slots : lb_cpu_count();
 	max_nr = conf->max_nr ? conf->max_nr : LB_WBATCH_MAX;
 	max_weight = conf->max_weight ? conf->max_weight : LB_WBATCH_MAX;
-	if (nr_slots > LB_CPUBATCH_MAX_SLOTS || max_nr > LB_WBATCH_MAX ||
+	if (max_nr > LB_WBATCH_MAX ||
 	    max_weight > LB_WBATCH_WEIGHT_MAX)
 		return -EINVAL;
 
@@ -103,30 +75,25 @@ int lb_cpubatch_create(struct lb_cpubatch **pcp, const struct lb_cpubatch_conf *
 	pc = calloc(1, sizeof(*pc));
 	if (!pc)
 		return -ENOMEM;
-	if (posix_memalign(&mem, CK_MD_CACHELINE,
-			   (size_t)nr_slots * sizeof(struct lbi_slot))) {
+	rc = lbi_slots_init(&pc->slots, conf->nr_slots, sizeof(struct lbi_slot),
+			    conf->cpu_fn, conf->cpu_arg);
+	if (rc) {
 		free(pc);
-		return -ENOMEM;
+		return rc;
 	}
-	memset(mem, 0, (size_t)nr_slots * sizeof(struct lbi_slot));
-	pc->slots = mem;
-	pc->nr_slots = nr_slots;
 	pc->mode = conf->mode;
 	pc->bypass_above = conf->mode == LB_CPUBATCH_BYPASS_LARGE ? 1 : UINT32_MAX;
 	pc->ops = *conf->ops;
 	pc->backend = conf->backend;
-	pc->cpu_fn = conf->cpu_fn;
-	pc->cpu_arg = conf->cpu_arg;
 	/* Ids only tell objects apart; 0 is reserved for "never added". */
 	do {
 		pc->id = ck_pr_faa_32(&next_cpubatch_id, 1) + 1;
 	} while (pc->id == 0);
-	for (i = 0; i < nr_slots; i++) {
-		lbi_spin_init(&pc->slots[i].lock);
-		lbi_wbatch_init_nocheck(&pc->slots[i].batch, max_nr, max_weight);
-	}
+	for (i = 0; i < pc->slots.nr; i++)
+		lbi_wbatch_init_nocheck(&lbi_cb_slot(pc, i)->batch, max_nr,
+					max_weight);
 	if (lbi_drain_init(pc)) {
-		free(pc->slots);
+		lbi_slots_fini(&pc->slots);
 		free(pc);
 		return -ENOMEM;
 	}
@@ -134,157 +101,24 @@ int lb_cpubatch_create(struct lb_cpubatch **pcp, const struct lb_cpubatch_conf *
 	return 0;
 }
 
-/*
- * Swap the batch out for commit. Called under the slot lock. The nodes are
- * marked "not cached" here, before commit, because once @put runs the
- * object may be freed and its node must not be touched again. inflight
- * tells settle-like callers that a flush of this slot has objects between
- * swap-out and @put.
- *
- * inflight is raised before the batch count and the nodes are cleared, and
- * a store fence keeps that order for lock-free readers: whoever sees a node
- * or a batch emptied by this swap-out also sees the flush in flight
- * (lb_cpubatch_settle() and the empty-slot skip of lb_cpubatch_drain_all() rely on
- * it).
- */
-void lbi_swap_out(struct lb_cpubatch *pc, unsigned int idx,
-		  struct lbi_flushbuf *buf, enum lb_flush_cause cause)
-{
-	struct lbi_slot *s = &pc->slots[idx];
-	unsigned int i, nr = s->batch.nr;
-
-	buf->epoch = s->epoch & 1;
-	ck_pr_inc_32(&s->inflight);
-	ck_pr_inc_32(&s->epoch_inflight[buf->epoch]);
-	ck_pr_fence_store();
-	buf->slot = idx;
-	buf->nr = nr;
-	memcpy(buf->objs, s->batch.objs, nr * sizeof(buf->objs[0]));
-	for (i = 0; i < nr; i++)
-		ck_pr_store_32(&s->nodes[i]->slot, 0);
-	s->st.flushes[cause]++;
-	s->st.objs_flushed += nr;
-	s->st.weight_flushed += s->batch.weight;
-	lbi_wbatch_reinit(&s->batch);
-}
-
-static void *backend_of(const struct lb_cpubatch *pc, void *obj)
-{
-	return pc->ops.backend_of ? pc->ops.backend_of(obj) : pc->backend;
-}
-
-static void run_deferred(void);
-
-static void commit_runs(struct lb_cpubatch *pc, struct lbi_flushbuf *buf)
-{
-	struct lbi_slot *s = &pc->slots[buf->slot];
-	unsigned int i = 0, j, runs = 0;
-	void *be, *next = NULL;
-
-	cur.frames[cur.depth++] = pc;
-	be = buf->nr ? backend_of(pc, buf->objs[0]) : NULL;
-	while (i < buf->nr) {
-		/* One lock hold per run of objects sharing a back-end. */
-		for (j = i + 1; j < buf->nr; j++) {
-			next = backend_of(pc, buf->objs[j]);
-			if (next != be)
-				break;
-		}
-		pc->ops.lock(be);
-		cur.locked++;
-		pc->ops.commit(be, buf->objs + i, j - i);
-		cur.locked--;
-		pc->ops.unlock(be);
-		/* What @commit queued, now that no back-end lock is held. */
-		run_deferred();
-		if (pc->ops.after)
-			pc->ops.after(be, buf->objs + i, j - i);
-		runs++;
-		i = j;
-		be = next;	/* backend_of() is asked once per object */
-	}
-	if (pc->ops.put)
-		for (i = 0; i < buf->nr; i++)
-			pc->ops.put(buf->objs[i]);
-	ck_pr_add_64(&s->backend_locks, runs);
-	ck_pr_add_64(&s->objs_committed, buf->nr);
-	ck_pr_inc_64(&s->flushes_committed);
-	/*
-	 * Orders the commit and @put before inflight drops: drains and settle
-	 * wait on these counters, then let the caller free the objects.
-	 */
-	lbi_tsan_release(&s->epoch_inflight[buf->epoch]);
-	lbi_tsan_release(&s->inflight);
-	ck_pr_fence_release();
-	ck_pr_dec_32(&s->epoch_inflight[buf->epoch]);
-	ck_pr_dec_32(&s->inflight);
-	cur.depth--;
-}
+/* add_decide()'s "keep batching". */
+#define LBI_NO_FLUSH LB_FLUSH_NR
 
 /*
- * Whether this thread may wait for, or flush, @pc now: not from inside a
- * flush of @pc (its back-end lock may be held, and a wait would wait for
- * this very flush), nor while this thread owes @pc a deferred batch (its
- * in-flight count cannot drop before the outer flush returns) or holds its
- * drain mutex (a callback of a drain_all pass), nor one frame deeper than
- * the documented bound.
+ * The one flush decision of an add: whether the batch goes now, and why.
+ * @room: what lbi_wbatch_add() returned (0: the weight rule says flush).
+ * disabled is read under the slot lock: lb_cpubatch_disable() raises it
+ * and then takes every slot lock, so an add either runs before the
+ * disable's pass reaches this slot (and is flushed by it) or sees the
+ * raised count here and flushes at once.
  */
-int lbi_context_check(const struct lb_cpubatch *pc)
+static inline enum lb_flush_cause add_decide(const struct lb_cpubatch *pc,
+					     const struct lb_wbatch *b,
+					     uint32_t weight, int room)
 {
-	unsigned int i;
-
-	for (i = 0; i < cur.depth; i++)
-		if (cur.frames[i] == pc)
-			return -EDEADLK;
-	for (i = 0; i < cur.nr_drains; i++)
-		if (cur.drains[i] == pc)
-			return -EDEADLK;
-	for (i = 0; i < cur.nr_deferred; i++)
-		if (cur.deferred[i].pc == pc)
-			return -EDEADLK;
-	return cur.depth < LB_CPUBATCH_NEST_MAX ? 0 : -ELOOP;
-}
-
-/* The drain mutex, remembered per thread for lbi_context_check(). */
-void lbi_drain_lock(struct lb_cpubatch *pc)
-{
-	pthread_mutex_lock(&pc->drain.lock);
-	cur.drains[cur.nr_drains++] = pc;
-}
-
-void lbi_drain_unlock(struct lb_cpubatch *pc)
-{
-	cur.nr_drains--;
-	pthread_mutex_unlock(&pc->drain.lock);
-}
-
-/* Commit the deferred batches this thread may commit now, newest first. */
-static void run_deferred(void)
-{
-	struct lbi_deferred d;
-
-	while (cur.nr_deferred && !cur.locked &&
-	       cur.depth < LB_CPUBATCH_NEST_MAX) {
-		d = cur.deferred[--cur.nr_deferred];
-		commit_runs(d.pc, &d.buf);
-	}
-}
-
-/*
- * Commit a swapped-out batch, then the batches its callbacks deferred.
- * Runs with no lock of ours held; the caller checked the nesting bound.
- */
-void lbi_flush_buf(struct lb_cpubatch *pc, struct lbi_flushbuf *buf)
-{
-	commit_runs(pc, buf);
-	run_deferred();
-}
-
-/* @room: what lbi_wbatch_add() returned; > 0 means only disable flushes. */
-static enum lb_flush_cause add_cause(const struct lb_cpubatch *pc,
-				     const struct lb_wbatch *b, uint32_t weight,
-				     int room)
-{
+	if (lbi_likely(room > 0 && weight <= pc->bypass_above &&
+		       !ck_pr_load_32(&pc->disabled)))
+		return LBI_NO_FLUSH;
 	/* BASELINE commits every add on its own: "full", whatever the weight. */
 	if (pc->mode == LB_CPUBATCH_BASELINE)
 		return LB_FLUSH_FULL;
@@ -297,61 +131,22 @@ static enum lb_flush_cause add_cause(const struct lb_cpubatch *pc,
 	return LB_FLUSH_WEIGHT;
 }
 
-/*
- * The add asked for a flush: swap the batch out and commit it, or, for an
- * add made while this thread holds a back-end lock (from some @commit) or
- * at the nesting bound, defer it to the enclosing flush. Out of line so
- * the no-flush path keeps a small frame (the flush buffer is 270 bytes).
- */
-static __attribute__((noinline)) int add_flush(struct lb_cpubatch *pc,
-					       unsigned int idx, void *obj,
-					       struct lb_node *n,
-					       uint32_t weight, int rc)
-{
-	struct lbi_slot *s = &pc->slots[idx];
-	enum lb_flush_cause cause = add_cause(pc, &s->batch, weight, rc);
-	struct lbi_flushbuf buf;
-	struct lbi_deferred *d;
-
-	if (lbi_likely(!cur.locked && cur.depth < LB_CPUBATCH_NEST_MAX)) {
-		lbi_swap_out(pc, idx, &buf, cause);
-		lbi_spin_unlock(&s->lock);
-		lbi_flush_buf(pc, &buf);
-		return 1;
-	}
-	if (cur.nr_deferred == LB_CPUBATCH_DEFER_MAX) {
-		lbi_wbatch_unadd(&s->batch, weight);
-		s->st.adds--;
-		s->st.weight_added -= weight;
-		ck_pr_store_32(&n->slot, 0);
-		lbi_spin_unlock(&s->lock);
-		if (pc->ops.put)
-			pc->ops.put(obj);
-		return -EAGAIN;
-	}
-	d = &cur.deferred[cur.nr_deferred++];
-	d->pc = pc;
-	lbi_swap_out(pc, idx, &d->buf, cause);
-	lbi_spin_unlock(&s->lock);
-	return 1;
-}
-
 int lb_cpubatch_add(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 		uint32_t weight)
 {
+	enum lb_flush_cause cause;
 	struct lbi_slot *s;
 	unsigned int idx;
-	int rc;
 
 	if (lbi_unlikely(!pc || !obj || !n || weight == 0 ||
 			 weight > LB_WBATCH_WEIGHT_MAX))
 		return -EINVAL;
-	idx = lbi_cpu_slot(pc->cpu_fn, pc->cpu_arg, pc->nr_slots);
-	s = &pc->slots[idx];
-	lbi_spin_lock(&s->lock);
+	idx = lbi_slots_this(&pc->slots);
+	s = lbi_cb_slot(pc, idx);
+	lbi_slot_lock(&s->hdr);
 	/* CAS, not a plain test: two racing adds of one node must not both win. */
 	if (lbi_unlikely(!ck_pr_cas_32(&n->slot, 0, idx + 1))) {
-		lbi_spin_unlock(&s->lock);
+		lbi_slot_unlock(&s->hdr);
 		return -EEXIST;
 	}
 	/* Read without the slot lock by settle: single-copy atomic stores. */
@@ -362,36 +157,13 @@ int lb_cpubatch_add(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 	s->st.adds++;
 	s->st.weight_added += weight;
 	s->nodes[s->batch.nr] = n;
-	rc = lbi_wbatch_add(&s->batch, obj, weight);
-	/*
-	 * disabled is read under the slot lock: lb_cpubatch_disable() raises it
-	 * and then takes every slot lock, so an add either runs before the
-	 * disable's pass reaches this slot (and is flushed by it) or sees the
-	 * raised count here and flushes at once.
-	 */
-	if (lbi_likely(rc > 0 && weight <= pc->bypass_above &&
-		       !ck_pr_load_32(&pc->disabled))) {
-		lbi_spin_unlock(&s->lock);
+	cause = add_decide(pc, &s->batch, weight,
+			   lbi_wbatch_add(&s->batch, obj, weight));
+	if (lbi_likely(cause == LBI_NO_FLUSH)) {
+		lbi_slot_unlock(&s->hdr);
 		return 0;
 	}
-	return add_flush(pc, idx, obj, n, weight, rc);
-}
-
-int lbi_drain_slot(struct lb_cpubatch *pc, unsigned int idx,
-		   enum lb_flush_cause cause)
-{
-	struct lbi_slot *s = &pc->slots[idx];
-	struct lbi_flushbuf buf;
-
-	lbi_spin_lock(&s->lock);
-	if (!s->batch.nr) {
-		lbi_spin_unlock(&s->lock);
-		return 0;
-	}
-	lbi_swap_out(pc, idx, &buf, cause);
-	lbi_spin_unlock(&s->lock);
-	lbi_flush_buf(pc, &buf);
-	return (int)buf.nr;
+	return lbi_add_flush(pc, idx, obj, n, weight, cause);
 }
 
 int lb_cpubatch_drain_local(struct lb_cpubatch *pc)
@@ -404,17 +176,22 @@ int lb_cpubatch_drain_local(struct lb_cpubatch *pc)
 	rc = lbi_context_check(pc);
 	if (rc)
 		return rc;
-	idx = lbi_cpu_slot(pc->cpu_fn, pc->cpu_arg, pc->nr_slots);
+	idx = lbi_slots_this(&pc->slots);
 	rc = lbi_drain_slot(pc, idx, LB_FLUSH_DRAIN_LOCAL);
 	/* Objects other threads swapped out of this slot before us, too. */
 	lbi_wait_flushes(pc, idx);
 	return rc;
 }
 
+/* A flush between swap-out and @put still reads the instance. */
+static bool slot_busy(void *slot)
+{
+	return ck_pr_load_32(&((struct lbi_slot *)slot)->inflight) != 0;
+}
+
 int lb_cpubatch_destroy(struct lb_cpubatch *pc)
 {
-	unsigned int i, j;
-
+	unsigned int i;
 	int rc;
 
 	if (!pc)
@@ -423,26 +200,14 @@ int lb_cpubatch_destroy(struct lb_cpubatch *pc)
 	if (rc)
 		return rc;
 	/* A slot in use means a concurrent user: refuse, change nothing. */
-	for (i = 0; i < pc->nr_slots; i++) {
-		struct lbi_slot *s = &pc->slots[i];
-		bool busy = !lbi_spin_trylock(&s->lock);
-
-		if (!busy && ck_pr_load_32(&s->inflight)) {
-			lbi_spin_unlock(&s->lock);
-			busy = true;
-		}
-		if (busy) {
-			for (j = 0; j < i; j++)
-				lbi_spin_unlock(&pc->slots[j].lock);
-			return -EBUSY;
-		}
-	}
-	for (i = 0; i < pc->nr_slots; i++)
-		lbi_spin_unlock(&pc->slots[i].lock);
-	for (i = 0; i < pc->nr_slots; i++)
+	rc = lbi_slots_lock_idle(&pc->slots, slot_busy);
+	if (rc)
+		return rc;
+	lbi_slots_unlock_all(&pc->slots);
+	for (i = 0; i < pc->slots.nr; i++)
 		lbi_drain_slot(pc, i, LB_FLUSH_DESTROY);
 	lbi_drain_fini(pc);
-	free(pc->slots);
+	lbi_slots_fini(&pc->slots);
 	free(pc);
 	return 0;
 }
@@ -464,42 +229,47 @@ static void sum_stats(struct lb_cpubatch_slot_stats *t,
 	t->weight_cached += s->weight_cached;
 }
 
-int lb_cpubatch_stats(struct lb_cpubatch *pc, struct lb_cpubatch_stats *out,
-		  struct lb_cpubatch_slot_stats *slots, unsigned int nr)
+/*
+ * One slot, under its lock (lbi_slots_stats()). The committed counters are
+ * read after the in-flight count (D): a flush is never seen done only.
+ */
+static void read_slot(void *slot, void *onep, void *outp)
 {
-	struct lb_cpubatch_slot_stats one;
-	unsigned int i, inflight;
+	struct lb_cpubatch_stats *out = outp;
+	struct lb_cpubatch_slot_stats *one = onep;
+	struct lbi_slot *s = slot;
+	unsigned int inflight;
+
+	*one = s->st;
+	one->nr_cached = s->batch.nr;
+	one->weight_cached = s->batch.weight;
+	ck_pr_fence_load();
+	inflight = ck_pr_load_32(&s->inflight);
+	ck_pr_fence_load();
+	one->flushes_committed = ck_pr_load_64(&s->flushes_committed);
+	one->objs_committed = ck_pr_load_64(&s->objs_committed);
+	if (out) {
+		sum_stats(&out->total, one);
+		out->backend_locks += ck_pr_load_64(&s->backend_locks);
+		out->flushes_inflight += inflight;
+	}
+}
+
+int lb_cpubatch_stats(struct lb_cpubatch *pc, struct lb_cpubatch_stats *out,
+		      struct lb_cpubatch_slot_stats *slots, unsigned int nr)
+{
+	struct lb_cpubatch_slot_stats scratch;
 
 	if (!pc || (!slots && nr))
 		return -EINVAL;
 	if (out) {
 		memset(out, 0, sizeof(*out));
-		out->nr_slots = pc->nr_slots;
-		out->cpu_src = pc->cpu_fn ? LB_CPU_SRC_INJECTED :
-					    lb_cpu_source();
+		out->nr_slots = pc->slots.nr;
+		out->cpu_src = pc->slots.cpu_fn ? LB_CPU_SRC_INJECTED :
+						  lb_cpu_source();
 		lbi_drain_stats(pc, &out->drain);
 	}
-	for (i = 0; i < pc->nr_slots; i++) {
-		struct lbi_slot *s = &pc->slots[i];
-
-		lbi_spin_lock(&s->lock);
-		one = s->st;
-		one.nr_cached = s->batch.nr;
-		one.weight_cached = s->batch.weight;
-		lbi_spin_unlock(&s->lock);
-		/* Read after the flush counts: a flush is never seen done only. */
-		ck_pr_fence_load();
-		inflight = ck_pr_load_32(&s->inflight);
-		ck_pr_fence_load();
-		one.flushes_committed = ck_pr_load_64(&s->flushes_committed);
-		one.objs_committed = ck_pr_load_64(&s->objs_committed);
-		if (i < nr)
-			slots[i] = one;
-		if (out) {
-			sum_stats(&out->total, &one);
-			out->backend_locks += ck_pr_load_64(&s->backend_locks);
-			out->flushes_inflight += inflight;
-		}
-	}
-	return (int)pc->nr_slots;
+	lbi_slots_stats(&pc->slots, read_slot, out, slots, nr, sizeof(*slots),
+			&scratch);
+	return (int)pc->slots.nr;
 }

@@ -10,7 +10,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
 
 #include <lockbatch/cpubatch.h>
@@ -49,17 +48,6 @@ void lbi_drain_stats(struct lb_cpubatch *pc, struct lb_cpubatch_drain_stats *out
 	out->disable_depth = ck_pr_load_32(&pc->disabled);
 }
 
-/* One step of a wait for another thread: back off, then yield the CPU. */
-void lbi_wait_step(ck_backoff_t *b, unsigned int *spins)
-{
-	if (*spins < 16) {
-		ck_backoff_eb(b);
-		(*spins)++;
-	} else {
-		sched_yield();
-	}
-}
-
 /*
  * Plausibility of a node before any slot is indexed with it. The fields are
  * read without a lock; the slot number is checked again under the lock.
@@ -72,8 +60,8 @@ int lbi_node_check(const struct lb_cpubatch *pc, const struct lb_node *n)
 		return -ENOENT;
 	if (owner != pc->id)
 		return -EXDEV;
-	if (ck_pr_load_32(&n->home) > pc->nr_slots ||
-	    ck_pr_load_32(&n->slot) > pc->nr_slots)
+	if (ck_pr_load_32(&n->home) > pc->slots.nr ||
+	    ck_pr_load_32(&n->slot) > pc->slots.nr)
 		return -EINVAL;
 	return 0;
 }
@@ -92,35 +80,21 @@ int lbi_lock_node_slot(struct lb_cpubatch *pc, struct lb_node *n)
 
 	for (tries = 0; tries < LBI_CHASE_MAX; tries++) {
 		uint32_t idx = ck_pr_load_32(&n->slot);
-		struct lbi_slot *s;
 
 		if (!idx)
 			return 0;
-		if (idx > pc->nr_slots)
+		if (idx > pc->slots.nr)
 			return -EINVAL;
-		s = &pc->slots[idx - 1];
-		lbi_spin_lock(&s->lock);
+		lbi_slot_lock_remote(&pc->slots, idx - 1, false);
 		if (ck_pr_load_32(&n->slot) == idx) {
 			if (ck_pr_load_32(&n->owner) == pc->id)
 				return (int)idx;
-			lbi_spin_unlock(&s->lock);
+			lbi_slot_unlock_remote(&pc->slots, idx - 1);
 			return -EXDEV;
 		}
-		lbi_spin_unlock(&s->lock);
+		lbi_slot_unlock_remote(&pc->slots, idx - 1);
 	}
 	return -EAGAIN;
-}
-
-/* Swap out the locked slot @idx, unlock it, commit. */
-static unsigned int flush_locked(struct lb_cpubatch *pc, unsigned int idx,
-				 enum lb_flush_cause cause)
-{
-	struct lbi_flushbuf buf;
-
-	lbi_swap_out(pc, idx, &buf, cause);
-	lbi_spin_unlock(&pc->slots[idx].lock);
-	lbi_flush_buf(pc, &buf);
-	return buf.nr;
 }
 
 int lb_cpubatch_drain_obj(struct lb_cpubatch *pc, struct lb_node *n)
@@ -139,7 +113,7 @@ int lb_cpubatch_drain_obj(struct lb_cpubatch *pc, struct lb_node *n)
 	if (rc < 0)
 		return rc;
 	if (rc > 0) {
-		flush_locked(pc, (unsigned int)rc - 1, LB_FLUSH_DRAIN_OBJ);
+		lbi_flush_locked(pc, (unsigned int)rc - 1, LB_FLUSH_DRAIN_OBJ);
 		return 1;
 	}
 	lbi_wait_node_flush(pc, n);
@@ -180,8 +154,8 @@ int lb_cpubatch_drain_objs(struct lb_cpubatch *pc, struct lb_node *const *nodes,
 		rc = lbi_context_check(pc);
 	if (rc)
 		return rc;
-	if (pc->nr_slots > LBI_STACK_SLOTS) {
-		done = calloc((pc->nr_slots + 63) / 64, sizeof(*done));
+	if (pc->slots.nr > LBI_STACK_SLOTS) {
+		done = calloc((pc->slots.nr + 63) / 64, sizeof(*done));
 		if (!done)
 			return -ENOMEM;
 	}
@@ -196,11 +170,11 @@ int lb_cpubatch_drain_objs(struct lb_cpubatch *pc, struct lb_node *const *nodes,
 		idx = (unsigned int)rc - 1;
 		if (done[idx / 64] & (1ull << (idx % 64))) {
 			/* Re-added after this call flushed the slot: leave it. */
-			lbi_spin_unlock(&pc->slots[idx].lock);
+			lbi_slot_unlock_remote(&pc->slots, idx);
 			continue;
 		}
 		done[idx / 64] |= 1ull << (idx % 64);
-		flush_locked(pc, idx, LB_FLUSH_DRAIN_OBJS);
+		lbi_flush_locked(pc, idx, LB_FLUSH_DRAIN_OBJS);
 		flushed++;
 	}
 	if (done != stackmap)
@@ -210,9 +184,7 @@ int lb_cpubatch_drain_objs(struct lb_cpubatch *pc, struct lb_node *const *nodes,
 
 /*
  * Nothing to do in a slot: an empty batch and no flush in flight. Read
- * without the lock (see lb_cpubatch_drain_all()): the count first, then the
- * in-flight counter, which lbi_swap_out() raises before it empties the
- * batch, so an emptied batch is never seen without its flush.
+ * without the lock: the count first, then the in-flight counter (D).
  */
 static bool slot_idle(struct lbi_slot *s)
 {
@@ -223,21 +195,16 @@ static bool slot_idle(struct lbi_slot *s)
 }
 
 /*
- * Wait for the flushes of slot @idx that swapped out before this point;
- * the drain mutex is held. The epoch flip splits the slot's flushes into
- * those, counted in the old epoch, and later ones, which go to the new
- * epoch and are not chased. Only holders of the mutex flip, one at a time,
- * so the old epoch only drains.
+ * Wait for the flushes of slot @idx counted in epoch @old (F); the drain
+ * mutex is held, so the old epoch only drains.
  */
 static void wait_epoch(struct lbi_slot *s, unsigned int old)
 {
-	ck_backoff_t b = CK_BACKOFF_INITIALIZER;
-	unsigned int spins = 0;
+	struct lbi_backoff b = LBI_BACKOFF_INIT;
 
 	while (ck_pr_load_32(&s->epoch_inflight[old]))
-		lbi_wait_step(&b, &spins);
-	/* Pairs with the release fence before the counters drop. */
-	ck_pr_fence_acquire();
+		lbi_backoff(&b);
+	ck_pr_fence_acquire();	/* (E) */
 	lbi_tsan_acquire(&s->epoch_inflight[old]);
 }
 
@@ -246,17 +213,17 @@ static unsigned int drain_slot_pass(struct lb_cpubatch *pc, unsigned int idx,
 				    unsigned int rounds,
 				    enum lb_flush_cause cause)
 {
-	struct lbi_slot *s = &pc->slots[idx];
+	struct lbi_slot *s = lbi_cb_slot(pc, idx);
 	unsigned int old, objs = 0;
 
-	lbi_spin_lock(&s->lock);
+	lbi_slot_lock_remote(&pc->slots, idx, false);
 	old = s->epoch & 1;
 	s->epoch++;
 	while (s->batch.nr && rounds--) {
-		objs += flush_locked(pc, idx, cause);
-		lbi_spin_lock(&s->lock);
+		objs += lbi_flush_locked(pc, idx, cause);
+		lbi_slot_lock_remote(&pc->slots, idx, false);
 	}
-	lbi_spin_unlock(&s->lock);
+	lbi_slot_unlock_remote(&pc->slots, idx);
 	wait_epoch(s, old);
 	return objs;
 }
@@ -269,28 +236,27 @@ static unsigned int drain_slot_pass(struct lb_cpubatch *pc, unsigned int idx,
  */
 void lbi_wait_flushes(struct lb_cpubatch *pc, unsigned int idx)
 {
-	struct lbi_slot *s = &pc->slots[idx];
+	struct lbi_slot *s = lbi_cb_slot(pc, idx);
 	unsigned int old;
 
 	if (!ck_pr_load_32(&s->inflight)) {
-		/* Drained to zero: the flushes' @put calls are visible. */
-		ck_pr_fence_acquire();
+		ck_pr_fence_acquire();	/* (E) */
 		lbi_tsan_acquire(&s->inflight);
 		return;
 	}
 	lbi_drain_lock(pc);
-	lbi_spin_lock(&s->lock);
+	/* Only the epoch changes: the slot is not written as the owner sees it. */
+	lbi_slot_lock_remote(&pc->slots, idx, true);
 	old = s->epoch & 1;
 	s->epoch++;
-	lbi_spin_unlock(&s->lock);
+	lbi_slot_unlock_remote(&pc->slots, idx);
 	wait_epoch(s, old);
 	lbi_drain_unlock(pc);
 }
 
 /*
  * @n read "not cached": the flush that took it out of its batch, if any,
- * was swapped out of its home slot, whose in-flight count it raised before
- * it cleared the node (lbi_swap_out()). Wait for that slot's flushes.
+ * is counted in its home slot (D). Wait for that slot's flushes.
  */
 void lbi_wait_node_flush(struct lb_cpubatch *pc, const struct lb_node *n)
 {
@@ -298,7 +264,7 @@ void lbi_wait_node_flush(struct lb_cpubatch *pc, const struct lb_node *n)
 
 	ck_pr_fence_load();
 	home = ck_pr_load_32(&n->home);
-	if (home && home <= pc->nr_slots)
+	if (home && home <= pc->slots.nr)
 		lbi_wait_flushes(pc, home - 1);
 }
 
@@ -326,8 +292,8 @@ static int drain_all(struct lb_cpubatch *pc, bool forced, enum lb_flush_cause ca
 	}
 	ck_pr_store_64(&d->gen, ck_pr_load_64(&d->gen) + 1);
 	ck_pr_fence_memory();
-	for (i = 0; i < pc->nr_slots; i++) {
-		if (!forced && slot_idle(&pc->slots[i]))
+	for (i = 0; i < pc->slots.nr; i++) {
+		if (!forced && slot_idle(lbi_cb_slot(pc, i)))
 			continue;
 		touched++;
 		objs += (int)drain_slot_pass(pc, i,

@@ -9,28 +9,48 @@
 #include <pthread.h>
 #include <stdbool.h>
 
-#include <ck_backoff.h>
 #include <ck_md.h>
 #include <ck_spinlock.h>
 
 #include <lockbatch/cpubatch.h>
+#include "backoff.h"
+#include "slots.h"
 #include "wbatch_impl.h"
+
+/*
+ * The in-flight protocol. A flush empties a slot long before its objects
+ * reach the back-end; drains, settle, destroy and stats must still know
+ * about it. The steps, referred to as (A)-(F) everywhere else:
+ *
+ *   (A) Swap-out, under the slot lock: raise inflight and
+ *       epoch_inflight[epoch & 1], store fence, then copy the batch out,
+ *       mark each node "not cached" (n->slot = 0) and empty the batch.
+ *       The nodes are cleared here, not later: once @put runs the object
+ *       may be freed and its node must not be touched again.
+ *   (B) Unlock, then commit the copy outside every slot lock: back-end
+ *       lock, @commit, unlock, @after; then @put for each object.
+ *   (C) Release fence, then drop epoch_inflight and inflight.
+ *   (D) A lock-free reader that saw a node "not cached" or a batch empty
+ *       issues a load fence and reads inflight: by (A)'s order a flush that
+ *       emptied them is counted until (C). Non-zero: a flush is in flight.
+ *   (E) A waiter that reads a count at 0 issues an acquire fence (pairs
+ *       with (C)): the commit and @put of every flush it counted are
+ *       visible, and the caller may free the objects.
+ *   (F) Epochs (SRCU's two counters): a drain pass flips epoch under the
+ *       slot lock, holding the drain mutex so flips are one at a time, and
+ *       waits only for the old epoch's count; flushes swapped out after
+ *       the flip are not chased.
+ */
 
 /*
  * One per CPU, on its own cache lines: the owner CPU's adds touch only
  * this slot's lines, so slots never share a line with each other.
  */
 struct lbi_slot {
-	ck_spinlock_fas_t lock;
-	uint32_t inflight;		/* swapped out, not yet put; atomic */
-	/*
-	 * The same flushes split in two epochs, so that a drain pass can wait
-	 * for the flushes that started before it without chasing new ones
-	 * (SRCU's two counters): swap-out counts into epoch_inflight[epoch & 1]
-	 * and a pass flips epoch under the lock, then waits for the old one.
-	 */
-	uint32_t epoch;			/* under lock; flipped by drain passes */
-	uint32_t epoch_inflight[2];	/* atomic */
+	struct lbi_slot_hdr hdr;	/* first: the slot core's part */
+	uint32_t inflight;		/* (A)-(C); atomic */
+	uint32_t epoch;			/* (F); under lock */
+	uint32_t epoch_inflight[2];	/* (A)-(C), by epoch; atomic */
 	uint64_t backend_locks;		/* back-end lock holds by flushes; atomic */
 	uint64_t flushes_committed;	/* flushes past @put; atomic */
 	uint64_t objs_committed;	/* their objects; atomic */
@@ -54,20 +74,23 @@ struct lbi_drain {
 };
 
 struct lb_cpubatch {
-	struct lbi_slot *slots;
-	unsigned int nr_slots;
+	struct lbi_slots slots;		/* of struct lbi_slot */
 	enum lb_cpubatch_mode mode;
 	uint32_t disabled;		/* lb_cpubatch_disable() nesting; atomic */
 	uint32_t bypass_above;		/* weights above this never wait */
 	uint32_t id;
-	lb_cpu_fn cpu_fn;
-	void *cpu_arg;
 	void *backend;
 	struct lb_backend_ops ops;
 	/* Keeps the drain counters off the line the add path reads. */
 	char pad[CK_MD_CACHELINE];
 	struct lbi_drain drain;
 };
+
+static inline struct lbi_slot *lbi_cb_slot(const struct lb_cpubatch *pc,
+					   unsigned int idx)
+{
+	return (struct lbi_slot *)pc->slots.base + idx;
+}
 
 /* A batch swapped out of its slot, on its way to the back-end. */
 struct lbi_flushbuf {
@@ -77,9 +100,11 @@ struct lbi_flushbuf {
 	void *objs[LB_WBATCH_MAX];	/* nodes are not kept: after @put they may be gone */
 };
 
-void lbi_swap_out(struct lb_cpubatch *pc, unsigned int idx,
-		  struct lbi_flushbuf *buf, enum lb_flush_cause cause);
-void lbi_flush_buf(struct lb_cpubatch *pc, struct lbi_flushbuf *buf);
+/* cpubatch_flush.c */
+int lbi_add_flush(struct lb_cpubatch *pc, unsigned int idx, void *obj,
+		  struct lb_node *n, uint32_t weight, enum lb_flush_cause cause);
+unsigned int lbi_flush_locked(struct lb_cpubatch *pc, unsigned int idx,
+			      enum lb_flush_cause cause);
 int lbi_drain_slot(struct lb_cpubatch *pc, unsigned int idx,
 		   enum lb_flush_cause cause);
 int lbi_context_check(const struct lb_cpubatch *pc);
@@ -92,7 +117,6 @@ void lbi_drain_unlock(struct lb_cpubatch *pc);
 /* cpubatch_drain.c */
 int lbi_node_check(const struct lb_cpubatch *pc, const struct lb_node *n);
 int lbi_lock_node_slot(struct lb_cpubatch *pc, struct lb_node *n);
-void lbi_wait_step(ck_backoff_t *b, unsigned int *spins);
 void lbi_wait_flushes(struct lb_cpubatch *pc, unsigned int idx);
 void lbi_wait_node_flush(struct lb_cpubatch *pc, const struct lb_node *n);
 int lbi_drain_init(struct lb_cpubatch *pc);

@@ -27,28 +27,23 @@ static int outcome(struct lb_cpubatch *pc, int res)
 static int settle_cached(struct lb_cpubatch *pc, void *obj, unsigned int idx,
 			 long expected)
 {
-	struct lbi_slot *s = &pc->slots[idx];
-	struct lbi_flushbuf buf;
 	long r = pc->ops.refcount(obj);
 
 	if (r <= expected) {
-		lbi_spin_unlock(&s->lock);
+		lbi_slot_unlock_remote(&pc->slots, idx);
 		return -ERANGE;
 	}
 	if (r - 1 > expected) {
-		lbi_spin_unlock(&s->lock);
+		lbi_slot_unlock_remote(&pc->slots, idx);
 		return outcome(pc, LB_BUSY);
 	}
-	lbi_swap_out(pc, idx, &buf, LB_FLUSH_DRAIN_OBJ);
-	lbi_spin_unlock(&s->lock);
-	lbi_flush_buf(pc, &buf);
+	lbi_flush_locked(pc, idx, LB_FLUSH_DRAIN_OBJ);
 	return outcome(pc, LB_DRAINED);
 }
 
 /*
  * Whether the object's home slot has a flush between swap-out and @put.
- * The caller read n->slot == 0 first; lbi_swap_out() raises inflight before
- * it clears the node, so a flush that took the object out is counted here.
+ * The caller read n->slot == 0 first (D).
  */
 static bool home_in_flight(const struct lb_cpubatch *pc, const struct lb_node *n)
 {
@@ -56,21 +51,20 @@ static bool home_in_flight(const struct lb_cpubatch *pc, const struct lb_node *n
 
 	ck_pr_fence_load();
 	home = ck_pr_load_32(&n->home);
-	if (!home || home > pc->nr_slots)
+	if (!home || home > pc->slots.nr)
 		return false;
-	if (ck_pr_load_32(&pc->slots[home - 1].inflight))
+	if (ck_pr_load_32(&lbi_cb_slot(pc, home - 1)->inflight))
 		return true;
-	/* Drained to zero: the flushes' @put calls are visible from here. */
-	ck_pr_fence_acquire();
-	lbi_tsan_acquire(&pc->slots[home - 1].inflight);
+	ck_pr_fence_acquire();	/* (E) */
+	lbi_tsan_acquire(&lbi_cb_slot(pc, home - 1)->inflight);
 	return false;
 }
 
 static int settle(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 		  long expected)
 {
-	ck_backoff_t b = CK_BACKOFF_INITIALIZER;
-	unsigned int moves = 0, spins = 0;
+	struct lbi_backoff b = LBI_BACKOFF_INIT;
+	unsigned int moves = 0;
 	uint64_t deadline = 0;
 	int rc;
 	long r;
@@ -129,7 +123,7 @@ static int settle(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 		} else if (lbi_now_ns() >= deadline) {
 			return outcome(pc, LB_BUSY);
 		}
-		lbi_wait_step(&b, &spins);
+		lbi_backoff(&b);
 	}
 }
 

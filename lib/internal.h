@@ -11,7 +11,6 @@
 #include <stdint.h>
 #include <time.h>
 
-#include <ck_backoff.h>
 #include <ck_pr.h>
 #include <ck_spinlock.h>
 
@@ -103,6 +102,7 @@ static inline int lbi_spin_trylock(ck_spinlock_fas_t *l)
 	return 1;
 }
 
+/* spin.c */
 void lbi_spin_lock_slow(ck_spinlock_fas_t *l);
 
 /*
@@ -237,32 +237,5 @@ static inline int lbi_rseq_cpu(void)
 	return (int)*(const volatile uint32_t *)&rs->cpu_id;
 }
 #endif
-
-/*
- * Slot for the calling thread: the injected source when there is one, else
- * the current CPU, folded into [0, nr_slots). An unknown CPU (negative id)
- * selects slot 0: any slot is correct because slots are locked.
- */
-static inline unsigned int lbi_cpu_slot(lb_cpu_fn fn, void *arg,
-					unsigned int nr_slots)
-{
-	int cpu;
-
-	if (fn)
-		cpu = fn(arg);
-	else {
-#if LB_HAVE_RSEQ
-		cpu = lbi_rseq_cpu();
-		if (cpu < 0)
-			cpu = lb_cpu_current();
-#else
-		cpu = lb_cpu_current();
-#endif
-	}
-	if (lbi_unlikely(cpu < 0))
-		return 0;
-	return (unsigned int)cpu < nr_slots ? (unsigned int)cpu :
-					      (unsigned int)cpu % nr_slots;
-}
 
 #endif /* LOCKBATCH_INTERNAL_H */

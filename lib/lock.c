@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,33 +45,6 @@ static inline ck_spinlock_mcs_t *lbi_mcs_of(struct lb_lock *l)
 static inline ck_spinlock_clh_t **lbi_clh_of(struct lb_lock *l)
 {
 	return (ck_spinlock_clh_t **)(void *)l->lbi_ck;
-}
-
-/*
- * ck_backoff_eb() spins 2^9 iterations and doubles each round (capped at
- * 2^20): 6 rounds wait about 32k iterations, tens of microseconds, far
- * longer than any critical section here, so a lock still held by then has
- * a preempted holder and the waiter yields. 16 rounds spun about 6M
- * iterations, a whole time slice, before the first yield.
- */
-#define LBI_SPIN_ROUNDS 6
-
-void lbi_spin_lock_slow(ck_spinlock_fas_t *l)
-{
-	ck_backoff_t backoff = CK_BACKOFF_INITIALIZER;
-	unsigned int spins = 0;
-
-	do {
-		/* Read-only wait: no cache-line ping-pong while it is held. */
-		while (ck_spinlock_fas_locked(l)) {
-			if (spins < LBI_SPIN_ROUNDS) {
-				ck_backoff_eb(&backoff);
-				spins++;
-			} else {
-				sched_yield();
-			}
-		}
-	} while (!ck_spinlock_fas_trylock(l));
 }
 
 /*

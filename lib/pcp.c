@@ -12,7 +12,7 @@
 #include <lockbatch/pcp.h>
 #include "internal.h"
 #include "pcp_impl.h"
-#include "pcp_tune.h"
+#include "pcp_tune_impl.h"
 
 /* lb_lock owns the list of lock kinds: ask it rather than copy the list. */
 static int check_lock_kind(enum lb_lock_kind kind)
@@ -28,7 +28,7 @@ static int check_lock_kind(enum lb_lock_kind kind)
 /* The fields in declaration order; &struct lb_pcp_conf documents each. */
 static int check_conf(const struct lb_pcp_conf *c)
 {
-	if (c->nr_slots > LB_PCP_MAX_SLOTS || c->max_order > LB_PCP_MAX_ORDER)
+	if (c->max_order > LB_PCP_MAX_ORDER)
 		return -EINVAL;
 	if (c->batch < 1 || c->batch > LB_PCP_BATCH_MAX)
 		return -EINVAL;
@@ -51,24 +51,23 @@ static void free_slots(struct lb_pcp *p)
 {
 	unsigned int i;
 
-	for (i = 0; i < p->nr_slots; i++)
-		free(p->slots[i].buf);
-	free(p->slots);
+	for (i = 0; i < p->slots.nr; i++)
+		free(lbi_pcp_slot_at(p, i)->buf);
+	lbi_slots_fini(&p->slots);
 }
 
 static int init_slots(struct lb_pcp *p, const struct lb_pcp_conf *c)
 {
 	unsigned int i, o;
+	int err;
 
-	p->slots = aligned_alloc(CK_MD_CACHELINE,
-				 p->nr_slots * sizeof(*p->slots));
-	if (!p->slots)
-		return -ENOMEM;
-	memset(p->slots, 0, p->nr_slots * sizeof(*p->slots));
-	for (i = 0; i < p->nr_slots; i++) {
-		struct lbi_pcp_slot *sl = &p->slots[i];
+	err = lbi_slots_init(&p->slots, c->nr_slots, sizeof(struct lbi_pcp_slot),
+			     c->cpu_fn, c->cpu_arg);
+	if (err)
+		return err;
+	for (i = 0; i < p->slots.nr; i++) {
+		struct lbi_pcp_slot *sl = lbi_pcp_slot_at(p, i);
 
-		lbi_spin_init(&sl->lock);
 		lb_pcp_tune_init(&sl->ts, c->batch, c->high_min, c->high_max,
 				 c->flags & LB_PCP_F_FREE_HIGH_BATCH);
 		for (o = 0; o <= LB_PCP_MAX_ORDER; o++)
@@ -95,16 +94,11 @@ int lb_pcp_create(struct lb_pcp **pp, const struct lb_pcp_conf *c)
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	p->nr_slots = c->nr_slots ? c->nr_slots : lb_cpu_count();
-	if (p->nr_slots > LB_PCP_MAX_SLOTS)
-		p->nr_slots = LB_PCP_MAX_SLOTS;
 	p->max_order = c->max_order;
 	p->tuner = c->tuner;
 	p->flags = c->flags;
 	p->chunk = c->batch << LB_PCP_BATCH_SCALE_MAX;
 	p->be = c->backend;
-	p->cpu_fn = c->cpu_fn;
-	p->cpu_arg = c->cpu_arg;
 	p->clock_fn = c->clock_fn;
 	p->clock_arg = c->clock_arg;
 	p->interval_ns = c->decay_interval_ns ? c->decay_interval_ns :
@@ -139,9 +133,16 @@ out_free:
 
 int lb_pcp_destroy(struct lb_pcp *p)
 {
+	int err;
+
 	if (!p)
 		return -EINVAL;
 	lb_pcp_decay_thread_stop(p);
+	/* A slot in use means a concurrent user: refuse, change nothing. */
+	err = lbi_slots_lock_idle(&p->slots, NULL);
+	if (err)
+		return err;
+	lbi_slots_unlock_all(&p->slots);
 	lb_pcp_drain_all(p);
 	pthread_cond_destroy(&p->thr_cond);
 	pthread_mutex_destroy(&p->thr_mutex);
@@ -156,13 +157,7 @@ int lb_pcp_destroy(struct lb_pcp *p)
 
 static inline struct lbi_pcp_slot *this_slot(struct lb_pcp *p)
 {
-	return &p->slots[lbi_cpu_slot(p->cpu_fn, p->cpu_arg, p->nr_slots)];
-}
-
-static void note_hold(struct lbi_pcp_slot *sl, int units)
-{
-	if ((uint64_t)units > sl->st.max_hold_units)
-		sl->st.max_hold_units = (uint64_t)units;
+	return lbi_pcp_slot_at(p, lbi_slots_this(&p->slots));
 }
 
 /*
@@ -177,16 +172,17 @@ static void note_hold(struct lbi_pcp_slot *sl, int units)
 static int steal(struct lb_pcp *p, struct lbi_pcp_slot *sl,
 		 unsigned int order, int n)
 {
-	unsigned int self = (unsigned int)(sl - p->slots), k;
+	unsigned int self = lbi_pcp_slot_idx(p, sl), k;
 	struct cds_list_head *head = &sl->lists[order];
 	int w = 1 << order;
 
-	for (k = 1; k < p->nr_slots && k <= LBI_PCP_STEAL_PEERS; k++) {
-		struct lbi_pcp_slot *peer = &p->slots[(self + k) % p->nr_slots];
+	for (k = 1; k < p->slots.nr && k <= LBI_PCP_STEAL_PEERS; k++) {
+		unsigned int pi = (self + k) % p->slots.nr;
+		struct lbi_pcp_slot *peer = lbi_pcp_slot_at(p, pi);
 		struct cds_list_head *ph = &peer->lists[order];
 		int got = 0;
 
-		if (!lbi_spin_trylock(&peer->lock))
+		if (!lbi_slot_trylock_remote(&p->slots, pi))
 			continue;
 		while (got < n && !cds_list_empty(ph) &&
 		       peer->ts.count - w >= peer->ts.batch) {
@@ -199,7 +195,7 @@ static int steal(struct lb_pcp *p, struct lbi_pcp_slot *sl,
 		}
 		if (peer->ts.count < peer->ts.count_min)
 			peer->ts.count_min = peer->ts.count;
-		lbi_spin_unlock(&peer->lock);
+		lbi_slot_unlock_remote(&p->slots, pi);
 		if (got) {
 			sl->ts.count += got << order;
 			sl->st.steals++;
@@ -244,7 +240,7 @@ static int refill(struct lb_pcp *p, struct lbi_pcp_slot *sl,
 
 	if (n > p->chunk)
 		n = p->chunk;
-	if (p->tuner == LB_PCP_TUNE_ADAPTIVE && p->nr_slots > 1) {
+	if (p->tuner == LB_PCP_TUNE_ADAPTIVE && p->slots.nr > 1) {
 		got = steal(p, sl, order, n);
 		if (got)
 			return got;
@@ -262,7 +258,7 @@ static int refill(struct lb_pcp *p, struct lbi_pcp_slot *sl,
 		cds_list_add_tail((struct cds_list_head *)sl->buf[i], head);
 	sl->ts.count += got << order;
 	sl->st.refill_units += (uint64_t)got << order;
-	note_hold(sl, got << order);
+	lbi_pcp_note_hold(sl, got << order);
 	return got;
 }
 
@@ -277,10 +273,10 @@ static int refill_retry(struct lb_pcp *p, struct lbi_pcp_slot *sl,
 {
 	unsigned int i;
 
-	lbi_spin_unlock(&sl->lock);
-	for (i = 0; i < p->nr_slots; i++)
-		lbi_pcp_drain_slot(p, &p->slots[i]);
-	lbi_spin_lock(&sl->lock);
+	lbi_slot_unlock(&sl->hdr);
+	for (i = 0; i < p->slots.nr; i++)
+		lbi_pcp_drain_slot(p, lbi_pcp_slot_at(p, i));
+	lbi_slot_lock(&sl->hdr);
 	sl->st.retries++;
 	/* A free may have refilled the list meanwhile. */
 	if (!cds_list_empty(&sl->lists[order]))
@@ -309,14 +305,14 @@ static __attribute__((noinline)) int alloc_slow(struct lb_pcp *p,
 
 	if (cds_list_empty(&sl->lists[order]) && !refill(p, sl, order) &&
 	    !refill_retry(p, sl, order)) {
-		lbi_spin_unlock(&sl->lock);
+		lbi_slot_unlock(&sl->hdr);
 		return -ENOMEM;
 	}
 	obj = pop(p, sl, order);
 	/* Every cached object was added (dbg_keep(), free_slow()). */
 	if (p->dbg)
 		lbi_pcp_dbg_del(p->dbg, obj);
-	lbi_spin_unlock(&sl->lock);
+	lbi_slot_unlock(&sl->hdr);
 	*out = obj;
 	return 0;
 }
@@ -329,12 +325,12 @@ int lb_pcp_alloc(struct lb_pcp *p, unsigned int order, void **out)
 	if (lbi_unlikely(!p || !out || order > p->max_order))
 		return -EINVAL;
 	sl = this_slot(p);
-	lbi_spin_lock(&sl->lock);
+	lbi_slot_lock(&sl->hdr);
 	lbi_tune_alloc_start(p->tuner, &sl->ts);
 	if (lbi_unlikely(cds_list_empty(&sl->lists[order]) || p->dbg))
 		return alloc_slow(p, sl, order, out);
 	obj = pop(p, sl, order);
-	lbi_spin_unlock(&sl->lock);
+	lbi_slot_unlock(&sl->hdr);
 	*out = obj;
 	return 0;
 }
@@ -357,7 +353,7 @@ static __attribute__((noinline)) int free_slow(struct lb_pcp *p,
 		if (err) {
 			if (err == -EEXIST)
 				sl->st.double_frees++;
-			lbi_spin_unlock(&sl->lock);
+			lbi_slot_unlock(&sl->hdr);
 			return err;
 		}
 	}
@@ -368,7 +364,7 @@ static __attribute__((noinline)) int free_slow(struct lb_pcp *p,
 		n = sl->ts.count - sl->ts.high;
 	if (n > 0)
 		lbi_pcp_release(p, sl, n, order, p->chunk, LBI_PCP_FLUSH);
-	lbi_spin_unlock(&sl->lock);
+	lbi_slot_unlock(&sl->hdr);
 	return 0;
 }
 
@@ -380,98 +376,14 @@ int lb_pcp_free(struct lb_pcp *p, void *obj, unsigned int order)
 			 ((uintptr_t)obj & (sizeof(void *) - 1))))
 		return -EINVAL;
 	sl = this_slot(p);
-	lbi_spin_lock(&sl->lock);
+	lbi_slot_lock(&sl->hdr);
 	if (lbi_unlikely(p->dbg || !lbi_tune_free_fast(p->tuner, &sl->ts,
 						       order)))
 		return free_slow(p, sl, obj, order);
 	cds_list_add((struct cds_list_head *)obj, &sl->lists[order]);
 	sl->st.frees++;
-	lbi_spin_unlock(&sl->lock);
+	lbi_slot_unlock(&sl->hdr);
 	return 0;
-}
-
-/* Each back-end hold is counted once, under the cause that took it. */
-static void count_hold(struct lbi_pcp_slot *sl, enum lbi_pcp_cause cause,
-		       int freed)
-{
-	switch (cause) {
-	case LBI_PCP_FLUSH:
-		sl->st.flushes++;
-		sl->st.flush_units += (uint64_t)freed;
-		break;
-	case LBI_PCP_DECAY:
-		sl->st.decay_drains++;
-		sl->st.decay_units += (uint64_t)freed;
-		break;
-	case LBI_PCP_DRAIN:
-		sl->st.drains++;
-		sl->st.drain_units += (uint64_t)freed;
-		break;
-	}
-	note_hold(sl, freed);
-}
-
-/*
- * free_pcppages_bulk() for one back-end hold: whole objects from the cold
- * ends of the lists, round-robin over orders starting at @order, until
- * @units are freed (the last object may overshoot, as in the kernel).
- */
-static int release_hold(struct lb_pcp *p, struct lbi_pcp_slot *sl, int units,
-			unsigned int order, enum lbi_pcp_cause cause)
-{
-	int freed = 0, o = (int)order - 1, nr_lists = (int)p->max_order + 1;
-
-	if (units > sl->ts.count)
-		units = sl->ts.count;
-	if (units <= 0)
-		return 0;
-	lb_lock_acquire(&p->lock);
-	while (units > 0) {
-		struct cds_list_head *head;
-		unsigned int nr = 0;
-		int w;
-
-		do {
-			if (++o >= nr_lists)
-				o = 0;
-			head = &sl->lists[o];
-		} while (cds_list_empty(head));
-		w = 1 << o;
-		do {
-			struct cds_list_head *node = head->prev;
-
-			cds_list_del(node);
-			/* Cannot fail: every cached object was added. */
-			if (p->dbg)
-				lbi_pcp_dbg_del(p->dbg, node);
-			sl->buf[nr++] = node;
-			units -= w;
-			freed += w;
-		} while (units > 0 && !cds_list_empty(head));
-		sl->ts.count -= (int)nr << o;
-		p->be.free_bulk(p->be.ctx, (unsigned int)o, sl->buf, nr);
-	}
-	lb_lock_release(&p->lock);
-	count_hold(sl, cause, freed);
-	return freed;
-}
-
-/*
- * Return @units to the back-end in holds of at most @chunk requested
- * units each, as decay_pcp_high() (chunk = batch) and the free and drain
- * paths (chunk = batch << 5) do. Called with the slot lock held.
- */
-long lbi_pcp_release(struct lb_pcp *p, struct lbi_pcp_slot *sl, int units,
-		     unsigned int order, int chunk, enum lbi_pcp_cause cause)
-{
-	long total = 0;
-
-	while (units > 0 && sl->ts.count > 0) {
-		int n = units < chunk ? units : chunk;
-		total += release_hold(p, sl, n, order, cause);
-		units -= n;
-	}
-	return total;
 }
 
 int lb_pcp_slot_state(struct lb_pcp *p, unsigned int slot,
@@ -479,12 +391,12 @@ int lb_pcp_slot_state(struct lb_pcp *p, unsigned int slot,
 {
 	struct lbi_pcp_slot *sl;
 
-	if (!p || !out || slot >= p->nr_slots)
+	if (!p || !out || slot >= p->slots.nr)
 		return -EINVAL;
-	sl = &p->slots[slot];
-	lbi_spin_lock(&sl->lock);
+	sl = lbi_pcp_slot_at(p, slot);
+	lbi_slot_lock(&sl->hdr);
 	*out = sl->ts;
-	lbi_spin_unlock(&sl->lock);
+	lbi_slot_unlock(&sl->hdr);
 	return 0;
 }
 

@@ -12,41 +12,18 @@
 #include <lockbatch/pcp.h>
 #include "internal.h"
 #include "pcp_impl.h"
-#include "pcp_tune.h"
+#include "pcp_tune_impl.h"
 
 uint64_t lbi_pcp_now(struct lb_pcp *p)
 {
 	return p->clock_fn ? p->clock_fn(p->clock_arg) : lbi_now_ns();
 }
 
-/*
- * drain_pages_zone(): the count is re-read under the slot lock for every
- * chunk, so objects freed while the drain runs are drained too and the
- * loop ends only when the slot was seen empty.
- */
-long lbi_pcp_drain_slot(struct lb_pcp *p, struct lbi_pcp_slot *sl)
-{
-	long total = 0;
-	int count;
-
-	do {
-		lbi_spin_lock(&sl->lock);
-		count = sl->ts.count;
-		if (count) {
-			int n = count < p->chunk ? count : p->chunk;
-
-			total += lbi_pcp_release(p, sl, n, 0, n, LBI_PCP_DRAIN);
-		}
-		lbi_spin_unlock(&sl->lock);
-	} while (count);
-	return total;
-}
-
 long lb_pcp_drain(struct lb_pcp *p, int cpu)
 {
 	if (!p || cpu < 0)
 		return -EINVAL;
-	return lbi_pcp_drain_slot(p, &p->slots[(unsigned int)cpu % p->nr_slots]);
+	return lbi_pcp_drain_slot(p, lbi_pcp_slot_at(p, (unsigned int)cpu % p->slots.nr));
 }
 
 long lb_pcp_drain_all(struct lb_pcp *p)
@@ -56,8 +33,8 @@ long lb_pcp_drain_all(struct lb_pcp *p)
 
 	if (!p)
 		return -EINVAL;
-	for (i = 0; i < p->nr_slots; i++)
-		total += lbi_pcp_drain_slot(p, &p->slots[i]);
+	for (i = 0; i < p->slots.nr; i++)
+		total += lbi_pcp_drain_slot(p, lbi_pcp_slot_at(p, i));
 	return total;
 }
 
@@ -90,10 +67,11 @@ static bool slot_expired(struct lb_pcp *p, struct lbi_pcp_slot *sl)
  */
 static bool decay_slot(struct lb_pcp *p, struct lbi_pcp_slot *sl)
 {
+	unsigned int idx = lbi_pcp_slot_idx(p, sl);
 	int to_drain, batch;
 	bool todo;
 
-	lbi_spin_lock(&sl->lock);
+	lbi_slot_lock_remote(&p->slots, idx, false);
 	todo = lbi_tune_decay(p->tuner, &sl->ts, &to_drain);
 	if (sl->ts.high > sl->ts.high_max) {
 		sl->ts.high = sl->ts.high_max;
@@ -112,12 +90,12 @@ static bool decay_slot(struct lb_pcp *p, struct lbi_pcp_slot *sl)
 		lbi_pcp_release(p, sl, n, 0, n, LBI_PCP_DECAY);
 		to_drain -= n;
 		if (to_drain > 0) {
-			lbi_spin_unlock(&sl->lock);
-			lbi_spin_lock(&sl->lock);
+			lbi_slot_unlock_remote(&p->slots, idx);
+			lbi_slot_lock_remote(&p->slots, idx, false);
 		}
 	}
 	lbi_tune_tick_end(p->tuner, &sl->ts);
-	lbi_spin_unlock(&sl->lock);
+	lbi_slot_unlock_remote(&p->slots, idx);
 	return todo;
 }
 
@@ -126,8 +104,8 @@ static int decay_locked(struct lb_pcp *p)
 	unsigned int i;
 	int todo = 0;
 
-	for (i = 0; i < p->nr_slots; i++)
-		if (decay_slot(p, &p->slots[i]))
+	for (i = 0; i < p->slots.nr; i++)
+		if (decay_slot(p, lbi_pcp_slot_at(p, i)))
 			todo = 1;
 	p->ticks++;
 	return todo;
@@ -253,37 +231,39 @@ static void add_stats(struct lb_pcp_slot_stats *t,
 	t->high += s->high;
 }
 
+/* One slot, under its lock (lbi_slots_stats()). */
+static void read_slot(void *slot, void *onep, void *outp)
+{
+	struct lb_pcp_stats *out = outp;
+	struct lb_pcp_slot_stats *one = onep;
+	struct lbi_pcp_slot *sl = slot;
+
+	*one = sl->st;
+	one->count = sl->ts.count;
+	one->high = sl->ts.high;
+	if (out)
+		add_stats(&out->total, one);
+}
+
 int lb_pcp_stats(struct lb_pcp *p, struct lb_pcp_stats *out,
 		 struct lb_pcp_slot_stats *slots, unsigned int nr)
 {
+	struct lb_pcp_slot_stats scratch;
 	struct lb_lock_stats ls;
-	unsigned int i;
 
 	if (!p || (!slots && nr))
 		return -EINVAL;
 	if (out)
 		memset(out, 0, sizeof(*out));
-	for (i = 0; i < p->nr_slots; i++) {
-		struct lbi_pcp_slot *sl = &p->slots[i];
-		struct lb_pcp_slot_stats s;
-
-		lbi_spin_lock(&sl->lock);
-		s = sl->st;
-		s.count = sl->ts.count;
-		s.high = sl->ts.high;
-		lbi_spin_unlock(&sl->lock);
-		if (i < nr)
-			slots[i] = s;
-		if (out)
-			add_stats(&out->total, &s);
-	}
+	lbi_slots_stats(&p->slots, read_slot, out, slots, nr, sizeof(*slots),
+			&scratch);
 	if (out) {
 		pthread_mutex_lock(&p->tick_mutex);
 		out->ticks = p->ticks;
 		pthread_mutex_unlock(&p->tick_mutex);
 		lb_lock_stats(&p->lock, &ls);
 		out->backend_locks = ls.acquisitions;
-		out->nr_slots = p->nr_slots;
+		out->nr_slots = p->slots.nr;
 	}
-	return (int)p->nr_slots;
+	return (int)p->slots.nr;
 }

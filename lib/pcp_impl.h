@@ -14,6 +14,7 @@
 #include <urcu/list.h>
 
 #include <lockbatch/pcp.h>
+#include "slots.h"
 
 /* Peer slots an ADAPTIVE refill tries before the back-end. */
 #define LBI_PCP_STEAL_PEERS 3
@@ -30,7 +31,7 @@ enum lbi_pcp_cause {
  * back-end lock nests inside it.
  */
 struct lbi_pcp_slot {
-	ck_spinlock_fas_t lock;
+	struct lbi_slot_hdr hdr;	/* first: the slot core's part */
 	struct lb_pcp_tune_state ts;
 	struct cds_list_head lists[LB_PCP_MAX_ORDER + 1];	/* hot at head */
 	void **buf;		/* transfer buffer, batch << 5 entries */
@@ -42,8 +43,7 @@ struct lbi_pcp_slot {
 struct lbi_pcp_dbg;
 
 struct lb_pcp {
-	struct lbi_pcp_slot *slots;
-	unsigned int nr_slots;
+	struct lbi_slots slots;		/* of struct lbi_pcp_slot */
 	unsigned int max_order;
 	enum lb_pcp_tuner tuner;
 	unsigned int flags;
@@ -51,8 +51,6 @@ struct lb_pcp {
 	unsigned int expire;		/* idle ticks before a slot is drained */
 	struct lb_pcp_backend be;
 	struct lb_lock lock;		/* the back-end lock */
-	lb_cpu_fn cpu_fn;
-	void *cpu_arg;
 	struct lbi_pcp_dbg *dbg;	/* LB_PCP_F_DEBUG only */
 
 	/* Ticks: lb_pcp_tick() and the decay thread, under tick_mutex. */
@@ -71,12 +69,34 @@ struct lb_pcp {
 	bool thr_stop;
 };
 
+static inline struct lbi_pcp_slot *lbi_pcp_slot_at(const struct lb_pcp *p,
+					     unsigned int idx)
+{
+	return (struct lbi_pcp_slot *)p->slots.base + idx;
+}
+
+static inline void lbi_pcp_note_hold(struct lbi_pcp_slot *sl, int units)
+{
+	if ((uint64_t)units > sl->st.max_hold_units)
+		sl->st.max_hold_units = (uint64_t)units;
+}
+
+/* pcp_release.c */
+static inline unsigned int lbi_pcp_slot_idx(const struct lb_pcp *p,
+					   const struct lbi_pcp_slot *sl)
+{
+	return (unsigned int)(sl - (const struct lbi_pcp_slot *)p->slots.base);
+}
+
 long lbi_pcp_release(struct lb_pcp *p, struct lbi_pcp_slot *sl, int units,
 		     unsigned int start_order, int chunk,
 		     enum lbi_pcp_cause cause);
 long lbi_pcp_drain_slot(struct lb_pcp *p, struct lbi_pcp_slot *sl);
+
+/* pcp_drain.c */
 uint64_t lbi_pcp_now(struct lb_pcp *p);
 
+/* pcp_debug.c */
 int lbi_pcp_dbg_create(struct lbi_pcp_dbg **d);
 void lbi_pcp_dbg_destroy(struct lbi_pcp_dbg *d);
 /*

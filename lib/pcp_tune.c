@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include <lockbatch/pcp.h>
-#include "pcp_tune.h"
+#include "pcp_tune_impl.h"
 
 static const char *const tuner_names[LB_PCP_TUNE_NR] = {
 	[LB_PCP_TUNE_FIXED] = "fixed",
@@ -51,7 +51,7 @@ int lb_pcp_tune_init(struct lb_pcp_tune_state *s, int batch, int high_min,
 	s->high_max = high_max;
 	s->high = high_min;
 	if (free_high_batch)
-		s->flags |= LB_PCP_FREE_HIGH_BATCH;
+		s->flags |= LB_PCP_TS_FREE_HIGH_BATCH;
 	return 0;
 }
 

@@ -258,8 +258,8 @@ struct lb_backend_ops {
 
 /**
  * struct lb_cpubatch_conf - Creation parameters.
- * @nr_slots: Number of slots; 0 means lb_cpu_count(). At most
- *            %LB_CPUBATCH_MAX_SLOTS.
+ * @nr_slots: Number of slots; 0 means lb_cpu_count() (at most
+ *            %LB_CPUBATCH_MAX_SLOTS of them). Above it: %-EINVAL.
  * @mode: %LB_CPUBATCH_BASELINE, %LB_CPUBATCH_BYPASS_LARGE or %LB_CPUBATCH_WEIGHTED.
  * @max_nr: Entry cap per batch, 1..%LB_WBATCH_MAX; 0 means 31.
  * @max_weight: Weight cap per batch in base units (%LB_CPUBATCH_WEIGHTED
@@ -280,8 +280,8 @@ struct lb_cpubatch_conf {
 	void *cpu_arg;
 };
 
-/** define LB_CPUBATCH_MAX_SLOTS - Largest slot count accepted (65536). */
-#define LB_CPUBATCH_MAX_SLOTS 65536u
+/** define LB_CPUBATCH_MAX_SLOTS - Largest slot count accepted. */
+#define LB_CPUBATCH_MAX_SLOTS LB_CPU_SLOTS_MAX
 
 /**
  * struct lb_cpubatch_slot_stats - Counters of one slot (or their sum).

@@ -150,8 +150,8 @@ Test(pcp, order_weights_count_in_base_units)
 	cr_assert(eq(int, state(0).count, 8));
 	cr_assert(eq(int, lb_pcp_free(p, o, 3), 0));
 	cr_assert(eq(int, state(0).count, 16));
-	cr_assert(eq(int, state(0).flags & LB_PCP_PREV_FREE_HIGH_ORDER,
-		     LB_PCP_PREV_FREE_HIGH_ORDER));
+	cr_assert(eq(int, state(0).flags & LB_PCP_TS_PREV_FREE_HIGH_ORDER,
+		     LB_PCP_TS_PREV_FREE_HIGH_ORDER));
 }
 
 Test(pcp, backend_empty_gives_enomem_after_one_retry)
@@ -464,7 +464,7 @@ Test(pcp, linux618_free_high_threshold_and_below_high)
 	lb_pcp_tune_init(&l, 63, 640, 16384, false);
 	l.high = 10000;
 	l.count = 5000;
-	l.flags |= LB_PCP_ZONE_BELOW_HIGH;
+	l.flags |= LB_PCP_TS_ZONE_BELOW_HIGH;
 	n = l;
 	cr_assert(eq(int, lb_pcp_tune_free(LB_PCP_TUNE_LINUX, &l, 0), 0),
 		  "6.12's tuner never reads the zone flag");

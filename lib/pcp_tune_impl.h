@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * lb_pcp tuners as inline functions on &struct lb_pcp_tune_state: the
- * cache's hot paths inline them, lib/pcp_tune.c exports them as the pure
- * lb_pcp_tune_*() functions. The LINUX rules transcribe mm/page_alloc.c of
+ * cache's hot paths inline them; lib/pcp_tune.c exports the decay rule
+ * as the pure lb_pcp_tune_*() functions of lockbatch/pcp_tune.h. The LINUX rules transcribe mm/page_alloc.c of
  * Linux 6.12 with the zone flags (ZONE_BELOW_HIGH, ZONE_RECLAIM_ACTIVE)
  * never set; LINUX_618 differs in the free-high threshold and honours
- * LB_PCP_ZONE_BELOW_HIGH when a caller that models a zone sets it.
+ * LB_PCP_TS_ZONE_BELOW_HIGH when a caller that models a zone sets it.
  */
-#ifndef LOCKBATCH_PCP_TUNE_H
-#define LOCKBATCH_PCP_TUNE_H
+#ifndef LOCKBATCH_PCP_TUNE_IMPL_H
+#define LOCKBATCH_PCP_TUNE_IMPL_H
 
 #include <stdbool.h>
 
@@ -32,6 +32,16 @@ static inline int lbi_clamp(int v, int lo, int hi)
 	return v >= hi ? hi : (v <= lo ? lo : v);
 }
 
+/*
+ * lbi_tune_alloc_start() - Account an allocation attempt.
+ * @t: The tuner.
+ * @s: The state.
+ *
+ * Halves @s->free_count (rmqueue_pcplist()); %LB_PCP_TUNE_ADAPTIVE only
+ * while alloc_factor > 0. Call before the refill decision.
+ *
+ * Context: Pure; caller serialises access to @s.
+ */
 static inline void lbi_tune_alloc_start(enum lb_pcp_tuner t,
 					struct lb_pcp_tune_state *s)
 {
@@ -44,6 +54,17 @@ static inline void lbi_tune_alloc_start(enum lb_pcp_tuner t,
 	s->free_count >>= 1;
 }
 
+/*
+ * lbi_tune_alloc_done() - Account an object taken from the slot.
+ * @t: The tuner.
+ * @s: The state.
+ * @order: Its order.
+ *
+ * ``count -= 1 << order`` and the ``count_min`` update of the count_min
+ * patch (__rmqueue_pcplist()).
+ *
+ * Context: Pure; caller serialises access to @s.
+ */
 static inline void lbi_tune_alloc_done(enum lb_pcp_tuner t,
 				       struct lb_pcp_tune_state *s,
 				       unsigned int order)
@@ -57,7 +78,7 @@ static inline void lbi_tune_alloc_done(enum lb_pcp_tuner t,
 /*
  * nr_pcp_alloc(), mm/page_alloc.c (6.12), for orders whose list is empty.
  * @grow: what high grows by; negative for LINUX's rule (the refill size).
- * @zone_flags: honour LB_PCP_ZONE_BELOW_HIGH (LINUX_618).
+ * @zone_flags: honour LB_PCP_TS_ZONE_BELOW_HIGH (LINUX_618).
  */
 static inline int lbi_tune_refill_linux(struct lb_pcp_tune_state *s,
 					unsigned int order, int grow,
@@ -74,7 +95,7 @@ static inline int lbi_tune_refill_linux(struct lb_pcp_tune_state *s,
 	 * Not while the zone is below its high watermark (LINUX_618).
 	 */
 	if (s->high_min != s->high_max &&
-	    !(zone_flags && (s->flags & LB_PCP_ZONE_BELOW_HIGH)))
+	    !(zone_flags && (s->flags & LB_PCP_TS_ZONE_BELOW_HIGH)))
 		high = s->high = lbi_min(high + (grow < 0 ? batch : grow),
 					 s->high_max);
 	if (!order) {
@@ -92,6 +113,21 @@ static inline int lbi_tune_refill_linux(struct lb_pcp_tune_state *s,
 	return batch;
 }
 
+/*
+ * lbi_tune_refill() - How many objects to take from the back-end.
+ * @t: The tuner.
+ * @s: The state; @s->high and @s->alloc_factor may change.
+ * @order: The order whose list is empty.
+ *
+ * nr_pcp_alloc() for %LB_PCP_TUNE_LINUX and %LB_PCP_TUNE_COUNT_MIN;
+ * ``max(batch >> order, 2)`` for %LB_PCP_TUNE_FIXED; for
+ * %LB_PCP_TUNE_ADAPTIVE nr_pcp_alloc() with high raised by
+ * ``batch << grow_factor``. The caller then adds ``got << order`` to
+ * @s->count itself.
+ *
+ * Context: Pure; caller serialises access to @s.
+ * Return: the number of order-@order objects to request (>= 1).
+ */
 static inline int lbi_tune_refill(enum lb_pcp_tuner t,
 				  struct lb_pcp_tune_state *s,
 				  unsigned int order)
@@ -178,22 +214,40 @@ static inline int lbi_tune_free_linux(struct lb_pcp_tune_state *s,
 	 */
 	if (order && order <= LB_PCP_COSTLY_ORDER) {
 		free_high = s->free_count >= free_high_min &&
-			    (s->flags & LB_PCP_PREV_FREE_HIGH_ORDER) &&
-			    (!(s->flags & LB_PCP_FREE_HIGH_BATCH) ||
+			    (s->flags & LB_PCP_TS_PREV_FREE_HIGH_ORDER) &&
+			    (!(s->flags & LB_PCP_TS_FREE_HIGH_BATCH) ||
 			     s->count >= batch);
-		s->flags |= LB_PCP_PREV_FREE_HIGH_ORDER;
-	} else if (s->flags & LB_PCP_PREV_FREE_HIGH_ORDER) {
-		s->flags &= ~LB_PCP_PREV_FREE_HIGH_ORDER;
+		s->flags |= LB_PCP_TS_PREV_FREE_HIGH_ORDER;
+	} else if (s->flags & LB_PCP_TS_PREV_FREE_HIGH_ORDER) {
+		s->flags &= ~LB_PCP_TS_PREV_FREE_HIGH_ORDER;
 	}
 	if (s->free_count < (batch << LBI_SCALE))
 		s->free_count += 1 << order;
 	high = lbi_nr_pcp_high(s, batch, free_high, zone_flags &&
-			       (s->flags & LB_PCP_ZONE_BELOW_HIGH));
+			       (s->flags & LB_PCP_TS_ZONE_BELOW_HIGH));
 	if (s->count >= high)
 		return lbi_nr_pcp_free(s, batch, high, free_high);
 	return 0;
 }
 
+/*
+ * lbi_tune_free() - Account a free and decide the flush.
+ * @t: The tuner.
+ * @s: The state: @count grows by ``1 << order``; @high, @free_count,
+ *	@alloc_factor and @flags may change.
+ * @order: The order of the freed object.
+ *
+ * free_unref_page_commit() with nr_pcp_high() and nr_pcp_free();
+ * %LB_PCP_TUNE_LINUX_618 and %LB_PCP_TUNE_ADAPTIVE with 6.18's free-high
+ * threshold (and, for LINUX_618, %LB_PCP_TS_ZONE_BELOW_HIGH);
+ * %LB_PCP_TUNE_FIXED returns ``batch`` once count reaches high;
+ * %LB_PCP_TUNE_ADAPTIVE keeps alloc_factor unless free_count >= batch. The
+ * caller then frees the returned number of units (whole objects, from the
+ * freed order's list first) and subtracts what it freed from @s->count.
+ *
+ * Context: Pure; caller serialises access to @s.
+ * Return: base units to flush now, 0 for none.
+ */
 static inline int lbi_tune_free(enum lb_pcp_tuner t,
 				struct lb_pcp_tune_state *s,
 				unsigned int order)
@@ -237,7 +291,7 @@ static inline bool lbi_tune_free_fast(enum lb_pcp_tuner t,
 	s->count++;
 	if (t == LB_PCP_TUNE_FIXED)
 		return true;
-	s->flags &= ~LB_PCP_PREV_FREE_HIGH_ORDER;
+	s->flags &= ~LB_PCP_TS_PREV_FREE_HIGH_ORDER;
 	if (s->free_count < (s->batch << LBI_SCALE))
 		s->free_count++;
 	if (t != LB_PCP_TUNE_ADAPTIVE) {
@@ -286,4 +340,4 @@ static inline void lbi_tune_tick_end(enum lb_pcp_tuner t,
 	s->count_min = s->count;
 }
 
-#endif /* LOCKBATCH_PCP_TUNE_H */
+#endif /* LOCKBATCH_PCP_TUNE_IMPL_H */

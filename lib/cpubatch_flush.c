@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/*
+ * lb_cpubatch's flush: swap a slot's batch out, commit it to the back-end
+ * outside every slot lock, and the per-thread state that keeps flushes
+ * from nesting back-end locks (deferred batches, the nesting bound). Every
+ * path that empties a slot (add, drain, drain_all, settle, disable,
+ * destroy) ends in lbi_flush_locked().
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+#include <lockbatch/cpubatch.h>
+#include "internal.h"
+#include "cpubatch_impl.h"
+
+/*
+ * What this thread is doing inside flushes, for every instance at once.
+ * frames: the instances whose flush runs its callbacks on this thread,
+ * innermost last; locked: how many of those are inside @commit (their
+ * back-end lock is held); deferred: batches that adds made while a back-end
+ * lock was held had to flush, each with the instance it belongs to. They
+ * are committed as soon as this thread holds no back-end lock, so a
+ * back-end lock is never taken under another by an add, and the outermost
+ * flush returns with the queue empty.
+ */
+struct lbi_deferred {
+	struct lb_cpubatch *pc;
+	struct lbi_flushbuf buf;
+};
+
+struct lbi_thread {
+	const struct lb_cpubatch *frames[LB_CPUBATCH_NEST_MAX];
+	unsigned int depth;
+	unsigned int locked;
+	/* Instances whose drain mutex this thread holds (one per depth). */
+	const struct lb_cpubatch *drains[LB_CPUBATCH_NEST_MAX + 1];
+	unsigned int nr_drains;
+	unsigned int nr_deferred;
+	struct lbi_deferred deferred[LB_CPUBATCH_DEFER_MAX];
+};
+static __thread struct lbi_thread cur;
+
+/* In-flight protocol (A) (cpubatch_impl.h). Called under the slot lock. */
+static void swap_out(struct lb_cpubatch *pc, unsigned int idx,
+		     struct lbi_flushbuf *buf, enum lb_flush_cause cause)
+{
+	struct lbi_slot *s = lbi_cb_slot(pc, idx);
+	unsigned int i, nr = s->batch.nr;
+
+	buf->epoch = s->epoch & 1;
+	ck_pr_inc_32(&s->inflight);
+	ck_pr_inc_32(&s->epoch_inflight[buf->epoch]);
+	ck_pr_fence_store();
+	buf->slot = idx;
+	buf->nr = nr;
+	memcpy(buf->objs, s->batch.objs, nr * sizeof(buf->objs[0]));
+	for (i = 0; i < nr; i++)
+		ck_pr_store_32(&s->nodes[i]->slot, 0);
+	s->st.flushes[cause]++;
+	s->st.objs_flushed += nr;
+	s->st.weight_flushed += s->batch.weight;
+	lbi_wbatch_reinit(&s->batch);
+}
+
+static void *backend_of(const struct lb_cpubatch *pc, void *obj)
+{
+	return pc->ops.backend_of ? pc->ops.backend_of(obj) : pc->backend;
+}
+
+static void run_deferred(void);
+
+static void commit_runs(struct lb_cpubatch *pc, struct lbi_flushbuf *buf)
+{
+	struct lbi_slot *s = lbi_cb_slot(pc, buf->slot);
+	unsigned int i = 0, j, runs = 0;
+	void *be, *next = NULL;
+
+	cur.frames[cur.depth++] = pc;
+	be = buf->nr ? backend_of(pc, buf->objs[0]) : NULL;
+	while (i < buf->nr) {
+		/* One lock hold per run of objects sharing a back-end. */
+		for (j = i + 1; j < buf->nr; j++) {
+			next = backend_of(pc, buf->objs[j]);
+			if (next != be)
+				break;
+		}
+		pc->ops.lock(be);
+		cur.locked++;
+		pc->ops.commit(be, buf->objs + i, j - i);
+		cur.locked--;
+		pc->ops.unlock(be);
+		/* What @commit queued, now that no back-end lock is held. */
+		run_deferred();
+		if (pc->ops.after)
+			pc->ops.after(be, buf->objs + i, j - i);
+		runs++;
+		i = j;
+		be = next;	/* backend_of() is asked once per object */
+	}
+	if (pc->ops.put)
+		for (i = 0; i < buf->nr; i++)
+			pc->ops.put(buf->objs[i]);
+	ck_pr_add_64(&s->backend_locks, runs);
+	ck_pr_add_64(&s->objs_committed, buf->nr);
+	ck_pr_inc_64(&s->flushes_committed);
+	/* (C) */
+	lbi_tsan_release(&s->epoch_inflight[buf->epoch]);
+	lbi_tsan_release(&s->inflight);
+	ck_pr_fence_release();
+	ck_pr_dec_32(&s->epoch_inflight[buf->epoch]);
+	ck_pr_dec_32(&s->inflight);
+	cur.depth--;
+}
+
+/*
+ * Whether this thread may wait for, or flush, @pc now: not from inside a
+ * flush of @pc (its back-end lock may be held, and a wait would wait for
+ * this very flush), nor while this thread owes @pc a deferred batch (its
+ * in-flight count cannot drop before the outer flush returns) or holds its
+ * drain mutex (a callback of a drain_all pass), nor one frame deeper than
+ * the documented bound.
+ */
+int lbi_context_check(const struct lb_cpubatch *pc)
+{
+	unsigned int i;
+
+	for (i = 0; i < cur.depth; i++)
+		if (cur.frames[i] == pc)
+			return -EDEADLK;
+	for (i = 0; i < cur.nr_drains; i++)
+		if (cur.drains[i] == pc)
+			return -EDEADLK;
+	for (i = 0; i < cur.nr_deferred; i++)
+		if (cur.deferred[i].pc == pc)
+			return -EDEADLK;
+	return cur.depth < LB_CPUBATCH_NEST_MAX ? 0 : -ELOOP;
+}
+
+/* The drain mutex, remembered per thread for lbi_context_check(). */
+void lbi_drain_lock(struct lb_cpubatch *pc)
+{
+	pthread_mutex_lock(&pc->drain.lock);
+	cur.drains[cur.nr_drains++] = pc;
+}
+
+void lbi_drain_unlock(struct lb_cpubatch *pc)
+{
+	cur.nr_drains--;
+	pthread_mutex_unlock(&pc->drain.lock);
+}
+
+/* Commit the deferred batches this thread may commit now, newest first. */
+static void run_deferred(void)
+{
+	struct lbi_deferred d;
+
+	while (cur.nr_deferred && !cur.locked &&
+	       cur.depth < LB_CPUBATCH_NEST_MAX) {
+		d = cur.deferred[--cur.nr_deferred];
+		commit_runs(d.pc, &d.buf);
+	}
+}
+
+/*
+ * Commit a swapped-out batch, then the batches its callbacks deferred.
+ * Runs with no lock of ours held; the caller checked the nesting bound.
+ */
+static void flush_buf(struct lb_cpubatch *pc, struct lbi_flushbuf *buf)
+{
+	commit_runs(pc, buf);
+	run_deferred();
+}
+
+/*
+ * The one flush tail: swap the locked slot @idx out, unlock it, commit.
+ * Returns the number of objects flushed.
+ */
+unsigned int lbi_flush_locked(struct lb_cpubatch *pc, unsigned int idx,
+			      enum lb_flush_cause cause)
+{
+	struct lbi_flushbuf buf;
+
+	swap_out(pc, idx, &buf, cause);
+	lbi_slot_unlock_remote(&pc->slots, idx);
+	flush_buf(pc, &buf);
+	return buf.nr;
+}
+
+/*
+ * The add asked for a flush: swap the batch out and commit it, or, for an
+ * add made while this thread holds a back-end lock (from some @commit) or
+ * at the nesting bound, defer it to the enclosing flush. Out of line so
+ * the no-flush path keeps a small frame (the flush buffer is 270 bytes).
+ * @cause: what add_decide() (cpubatch.c) chose.
+ */
+int lbi_add_flush(struct lb_cpubatch *pc, unsigned int idx, void *obj,
+		  struct lb_node *n, uint32_t weight, enum lb_flush_cause cause)
+{
+	struct lbi_slot *s = lbi_cb_slot(pc, idx);
+	struct lbi_deferred *d;
+
+	if (lbi_likely(!cur.locked && cur.depth < LB_CPUBATCH_NEST_MAX)) {
+		lbi_flush_locked(pc, idx, cause);
+		return 1;
+	}
+	if (cur.nr_deferred == LB_CPUBATCH_DEFER_MAX) {
+		lbi_wbatch_unadd(&s->batch, weight);
+		s->st.adds--;
+		s->st.weight_added -= weight;
+		ck_pr_store_32(&n->slot, 0);
+		lbi_slot_unlock(&s->hdr);
+		if (pc->ops.put)
+			pc->ops.put(obj);
+		return -EAGAIN;
+	}
+	d = &cur.deferred[cur.nr_deferred++];
+	d->pc = pc;
+	swap_out(pc, idx, &d->buf, cause);
+	lbi_slot_unlock(&s->hdr);
+	return 1;
+}
+
+int lbi_drain_slot(struct lb_cpubatch *pc, unsigned int idx,
+		   enum lb_flush_cause cause)
+{
+	struct lbi_slot *s = lbi_cb_slot(pc, idx);
+
+	lbi_slot_lock_remote(&pc->slots, idx, false);
+	if (!s->batch.nr) {
+		lbi_slot_unlock_remote(&pc->slots, idx);
+		return 0;
+	}
+	return (int)lbi_flush_locked(pc, idx, cause);
+}
