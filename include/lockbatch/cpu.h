@@ -83,9 +83,9 @@ enum lb_cpu_src lb_cpu_source(void);
 const char *lb_cpu_source_name(enum lb_cpu_src src);
 
 /**
- * define LB_CPU_SLOTS_MAX - Largest slot count of any per-CPU cache.
+ * define LB_CPU_SLOTS_MAX - Largest slot count of lb_cpubatch and lb_pcp.
  *
- * For lb_cpubatch and lb_pcp: above it creation fails with %-EINVAL, and a
+ * Above it creation fails with %-EINVAL, and a
  * default slot count (lb_cpu_count()) is clamped to it. Linux's largest
  * x86-64 NR_CPUS is 8192; 4096 covers every machine this targets.
  */

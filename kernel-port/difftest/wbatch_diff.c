@@ -91,7 +91,10 @@ int main(int argc, char **argv)
 				pages = fixed;
 			folio = objs[fb.nr];
 			k = folio_batch_add_pages(&fb, folio, pages);
+			/* lb_wbatch_add(): 1 = flush; room = entries left. */
 			l = lb_wbatch_add(&wb, folio, pages);
+			if (l >= 0)
+				l = l ? 0 : lb_wbatch_room(&wb);
 			adds++;
 			if (k != l)
 				return fail(seq, step, "return value", k, l,

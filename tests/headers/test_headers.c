@@ -19,6 +19,7 @@
 #define LB_HDR_LRU 9
 #define LB_HDR_PCP 10
 #define LB_HDR_ERROR 11
+#define LB_HDR_PCP_TUNE 12
 
 #if LB_HDR == LB_HDR_CPU
 #include <lockbatch/cpu.h>
@@ -53,7 +54,8 @@ static int probe(void)
 {
 	struct lb_wbatch b = LB_WBATCH_INIT(LB_WBATCH_MAX, LB_WBATCH_MAX);
 
-	return lb_wbatch_add(&b, &b, 1) == LB_WBATCH_MAX - 1;
+	return lb_wbatch_add(&b, &b, 1) == 0 &&
+	       lb_wbatch_room(&b) == LB_WBATCH_MAX - 1;
 }
 #elif LB_HDR == LB_HDR_CPUBATCH
 #include <lockbatch/cpubatch.h>
@@ -160,6 +162,17 @@ static int probe(void)
 static int probe(void)
 {
 	return lb_strerror(-22)[0] != '\0' && lb_strerror(0)[0] == 's';
+}
+#elif LB_HDR == LB_HDR_PCP_TUNE
+#include <lockbatch/pcp_tune.h>
+#include <lockbatch/pcp_tune.h>
+#define NAME "lockbatch/pcp_tune.h"
+static int probe(void)
+{
+	struct lb_pcp_tune_state ts;
+
+	return lb_pcp_tune_init(&ts, 8, 16, 64, false) == 0 && ts.high >= 16 && ts.high <= 64 &&
+	       lb_pcp_tuner_name(LB_PCP_TUNE_LINUX) != 0;
 }
 #else
 #error "LB_HDR names no header"
