@@ -260,7 +260,8 @@ struct lb_backend_ops {
  * struct lb_cpubatch_conf - Creation parameters.
  * @nr_slots: Number of slots; 0 means lb_cpu_count() (at most
  *            %LB_CPUBATCH_MAX_SLOTS of them). Above it: %-EINVAL.
- * @mode: %LB_CPUBATCH_BASELINE, %LB_CPUBATCH_BYPASS_LARGE or %LB_CPUBATCH_WEIGHTED.
+ * @mode: %LB_CPUBATCH_BASELINE (0), %LB_CPUBATCH_BYPASS_LARGE or
+ *        %LB_CPUBATCH_WEIGHTED (%LB_CPUBATCH_CONF_INIT's choice).
  * @max_nr: Entry cap per batch, 1..%LB_WBATCH_MAX; 0 means 31.
  * @max_weight: Weight cap per batch in base units (%LB_CPUBATCH_WEIGHTED
  *              only), 1..%LB_WBATCH_WEIGHT_MAX; 0 means 31.
@@ -279,6 +280,17 @@ struct lb_cpubatch_conf {
 	lb_cpu_fn cpu_fn;
 	void *cpu_arg;
 };
+
+/**
+ * define LB_CPUBATCH_CONF_INIT - Static initializer of &struct lb_cpubatch_conf.
+ * @ops: The back-end operations (required).
+ * @backend: The back-end passed to them (may be NULL with @ops->backend_of).
+ *
+ * %LB_CPUBATCH_WEIGHTED, every other field 0: one slot per CPU, caps
+ * 31/31, lb_cpu_current(). Valid C and C++ (positional).
+ */
+#define LB_CPUBATCH_CONF_INIT(ops, backend)				\
+	{ 0, LB_CPUBATCH_WEIGHTED, 0, 0, (ops), (backend), 0, 0 }
 
 /** define LB_CPUBATCH_MAX_SLOTS - Largest slot count accepted. */
 #define LB_CPUBATCH_MAX_SLOTS LB_CPU_SLOTS_MAX

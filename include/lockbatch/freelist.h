@@ -69,6 +69,15 @@ struct lb_freelist_conf {
 };
 
 /**
+ * define LB_FREELIST_CONF_INIT - Static initializer of &struct lb_freelist_conf.
+ * @obj_size: Object size in bytes.
+ * @arena_size: Bytes to map (the arena is mapped, no flags). Valid C and
+ *	C++ (positional).
+ */
+#define LB_FREELIST_CONF_INIT(obj_size, arena_size)			\
+	{ (obj_size), 0, (arena_size), 0 }
+
+/**
  * struct lb_freelist_stats - Counters.
  * @capacity: Objects the arena holds.
  * @free: Objects in the list now (returned plus never handed out).

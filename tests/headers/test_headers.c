@@ -65,9 +65,11 @@ static int probe(void)
 {
 	struct lb_node n = LB_NODE_INIT;
 	static struct lb_cpubatch_conf conf;
+	struct lb_cpubatch_conf init = LB_CPUBATCH_CONF_INIT(0, 0);
 	struct lb_cpubatch *pc;
 
 	return n.slot == 0 && lb_cpubatch_create(&pc, &conf) < 0 &&
+	       lb_cpubatch_create(&pc, &init) < 0 &&
 	       lb_cpubatch_flush_cause_name(LB_FLUSH_NR) != 0;
 }
 #elif LB_HDR == LB_HDR_LOCKBATCH
@@ -101,6 +103,7 @@ static int probe(void)
 {
 	static void *arena[64];
 	static struct lb_freelist_conf c;
+	struct lb_freelist_conf init = LB_FREELIST_CONF_INIT(64, 0);
 	struct lb_freelist *fl;
 	struct lb_pcp_backend be;
 	void *o;
@@ -108,7 +111,8 @@ static int probe(void)
 	c.obj_size = 64;
 	c.arena = arena;
 	c.arena_size = sizeof(arena);
-	return lb_freelist_create(&fl, &c) == 0 &&
+	return lb_freelist_create(&fl, &init) < 0 &&
+	       lb_freelist_create(&fl, &c) == 0 &&
 	       lb_freelist_pcp_backend(fl, &be) == 0 &&
 	       be.alloc_bulk(be.ctx, 0, &o, 1) == 1 &&
 	       lb_freelist_owns(fl, o) == 1 && lb_freelist_destroy(fl) == 0 &&
@@ -130,10 +134,18 @@ static int probe(void)
 #include <lockbatch/lru.h>
 #include <lockbatch/lru.h>
 #define NAME "lockbatch/lru.h"
+struct hdr_item {
+	int id;
+	struct lb_lru_node node;
+};
 static int probe(void)
 {
 	static struct lb_lru_conf conf;
+	struct lb_lru_conf init = LB_LRU_CONF_INIT(struct hdr_item, node);
 	struct lb_lru *lru;
+
+	if (init.node_offset != offsetof(struct hdr_item, node))
+		return 0;
 
 	conf.lock_kind = LB_LOCK_SPIN;
 	if (lb_lru_create(&lru, &conf))
@@ -148,10 +160,11 @@ static int probe(void)
 static int probe(void)
 {
 	static struct lb_pcp_conf conf;	/* no back-end: rejected */
+	struct lb_pcp_conf init = LB_PCP_CONF_INIT(0, 0, 0);
 	struct lb_pcp_size sz;
 	struct lb_pcp *p;
 
-	return lb_pcp_create(&p, &conf) < 0 &&
+	return lb_pcp_create(&p, &conf) < 0 && lb_pcp_create(&p, &init) < 0 &&
 	       lb_pcp_size(16384, 0, 2, 256, &sz) == 0 && sz.batch > 0 &&
 	       lb_pcp_tuner_name(LB_PCP_TUNE_ADAPTIVE) != 0;
 }
