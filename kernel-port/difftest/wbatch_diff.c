@@ -1,23 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Differential test: the patched kernel's per-CPU LRU cache batch decision,
- * folio_batch_add_pages() compiled straight from the patched
- * include/linux/pagevec.h, against lockbatch's lb_wbatch_add() with the
- * kernel's caps (31 entries, 31 pages).
+ * lru_fbatch_add() cut verbatim out of the patched mm/swap.c and compiled
+ * on top of 6.12's include/linux/pagevec.h, against lockbatch's
+ * lb_wbatch_add() with the kernel's caps (31 entries, 31 pages).
  *
  * For each random sequence of adds (folio sizes drawn from base pages, the
  * mTHP orders, odd sizes and PMD-sized folios), both batches get the same
- * folio and must agree on every return value: 0 (process the batch now) or
- * the number of slots left.  After a 0 both batches are emptied, as
- * folio_batch_move_lru() does.  With every folio a base page the patched
- * helper must also agree with 6.12's folio_batch_add().
+ * folio and must agree on every decision: move the batch now (the kernel
+ * returns true, the library 0) or let it wait (the kernel returns false,
+ * the library the number of slots left, which must then match 6.12's
+ * folio_batch_space()), and on the entries and pages held.  After a move
+ * both batches are emptied, as folio_batch_move_lru() does; the kernel's
+ * page count is left stale there, as in cpu_fbatches, and must restart by
+ * itself.  With every folio a base page the decision must also be 6.12's
+ * folio_batch_add() one.
  *
  * usage: wbatch_diff [sequences] [seed]
  */
 #include <stdio.h>
 #include <stdlib.h>
 
-#include PATCHED_PAGEVEC_H
+#include "lru_fbatch_shim.h"
+#include PRISTINE_PAGEVEC_H
+#include PATCHED_LRU_FBATCH_ADD_C
 #include <lockbatch/wbatch.h>
 
 /* xorshift64*: reproducible across libcs */
@@ -64,14 +70,12 @@ int main(int argc, char **argv)
 {
 	unsigned long seqs = argc > 1 ? strtoul(argv[1], NULL, 0) : 1000000;
 	unsigned long seq, adds = 0, flushes = 0;
-	static struct folio *objs[PAGEVEC_SIZE + 1];
+	static struct folio objs[PAGEVEC_SIZE + 1];
 	struct folio_batch fb, ref;
+	unsigned char nr_pages = 0xff;	/* stale, as after boot or a move */
 	struct lb_wbatch wb;
-	int i;
 
 	rng_state = argc > 2 ? strtoull(argv[2], NULL, 0) : 0x6c6f636b62617463ULL;
-	for (i = 0; i <= PAGEVEC_SIZE; i++)
-		objs[i] = (struct folio *)(uintptr_t)(0x1000 * (i + 1));
 
 	for (seq = 0; seq < seqs; seq++) {
 		int mode = rng() % 4, len = 1 + rng() % 96, step;
@@ -89,45 +93,44 @@ int main(int argc, char **argv)
 
 			if (!pages)
 				pages = fixed;
-			folio = objs[fb.nr];
-			k = folio_batch_add_pages(&fb, folio, pages);
-			/* lb_wbatch_add(): 1 = flush; room = entries left. */
+			folio = &objs[fb.nr];
+			folio->nr_pages = pages;
+			k = lru_fbatch_add(&fb, &nr_pages, folio);
 			l = lb_wbatch_add(&wb, folio, pages);
-			if (l >= 0)
-				l = l ? 0 : lb_wbatch_room(&wb);
 			adds++;
-			if (k != l)
-				return fail(seq, step, "return value", k, l,
-					    pages);
+			/* lb_wbatch_add(): 1 = move now, 0 = waits. */
+			if (l < 0 || k != (l == 1))
+				return fail(seq, step, "move now", k, l, pages);
 			if (fb.nr != lb_wbatch_count(&wb))
 				return fail(seq, step, "entries held", fb.nr,
 					    lb_wbatch_count(&wb), pages);
 			if (mode == 0) {
-				long o = folio_batch_add(&ref, folio);
+				long o = !folio_batch_add(&ref, folio);
 
 				if (o != k)
 					return fail(seq, step,
 						    "6.12 folio_batch_add vs patched",
 						    o, k, pages);
 			}
-			if (k == 0) {
+			if (k) {
 				folio_batch_reinit(&fb);
 				folio_batch_reinit(&ref);
 				lb_wbatch_reinit(&wb);
 				flushes++;
 				continue;
 			}
+			if (lb_wbatch_room(&wb) != (int)folio_batch_space(&fb))
+				return fail(seq, step, "slots left",
+					    folio_batch_space(&fb),
+					    lb_wbatch_room(&wb), pages);
 			/* A batch that waits holds at most 31 pages. */
-			if (fb.nr_pages > PAGEVEC_SIZE ||
-			    lb_wbatch_weight(&wb) > PAGEVEC_SIZE)
-				return fail(seq, step, "pages held", fb.nr_pages,
-					    lb_wbatch_weight(&wb), pages);
-			if (fb.nr_pages != lb_wbatch_weight(&wb))
-				return fail(seq, step, "pages held", fb.nr_pages,
+			if (nr_pages > PAGEVEC_SIZE ||
+			    nr_pages != lb_wbatch_weight(&wb))
+				return fail(seq, step, "pages held", nr_pages,
 					    lb_wbatch_weight(&wb), pages);
 		}
 	}
-	printf("wbatch_diff: %lu sequences, %lu adds, %lu flushes: folio_batch_add_pages() and lb_wbatch_add() agree\n",
+	printf("wbatch_diff: %lu sequences, %lu adds, %lu flushes: lru_fbatch_add() and lb_wbatch_add() agree\n",
 	       seqs, adds, flushes);
 	return 0;
 }

@@ -7,6 +7,14 @@
  * Each object starts with one reference (its owner's); the batch takes one
  * more through @get and drops it through @put. Commits are counted per
  * object, so "committed exactly once" is commits == successful adds.
+ *
+ * Callback order is checked on every call: commit() must run with the
+ * back-end lock held by the calling thread, after() without it. Each
+ * violation counts in fx.order_errors; fx_teardown() returns the count.
+ * The property and stress tests assert it is 0. Criterion 2.4.1 reports a
+ * failed check (or an exit) in .fini as a warning and still passes the
+ * test, so in a Criterion program each violation also fails the running
+ * test on the spot (cr_expect: it records and returns).
  */
 #ifndef LB_TEST_DRAIN_FIXTURE_H
 #define LB_TEST_DRAIN_FIXTURE_H
@@ -33,6 +41,7 @@ struct fx_env {
 	struct lb_cpubatch *pc;
 	unsigned long commits;		/* under lock */
 	unsigned long commit_calls;	/* under lock */
+	unsigned long order_errors;	/* atomic: callbacks out of order */
 	fx_hook on_commit;		/* optional, under the back-end lock */
 	fx_hook on_after;			/* optional, before the puts */
 	void *arg;
@@ -41,6 +50,16 @@ struct fx_env {
 /* One back-end per test program: the callbacks find it here. */
 static struct fx_env fx;
 static __thread int fx_tls_cpu;
+/* This thread holds fx.lock (set by fx_lock, cleared by fx_unlock). */
+static __thread int fx_tls_held;
+
+static inline void fx_order_error(struct fx_env *e)
+{
+	__atomic_add_fetch(&e->order_errors, 1, __ATOMIC_RELAXED);
+#ifdef CRITERION_H_
+	cr_expect(0, "commit() must hold the back-end lock, after() must not");
+#endif
+}
 
 static inline int fx_cpu(void *arg)
 {
@@ -56,10 +75,12 @@ static inline void fx_set_cpu(int cpu)
 static inline void fx_lock(void *be)
 {
 	lb_lock_acquire(&((struct fx_env *)be)->lock);
+	fx_tls_held = 1;
 }
 
 static inline void fx_unlock(void *be)
 {
+	fx_tls_held = 0;
 	lb_lock_release(&((struct fx_env *)be)->lock);
 }
 
@@ -68,6 +89,8 @@ static inline void fx_commit(void *be, void **objs, unsigned int n)
 	struct fx_env *e = be;
 	unsigned int i;
 
+	if (!fx_tls_held)
+		fx_order_error(e);
 	for (i = 0; i < n; i++)
 		__atomic_add_fetch(&((struct fx_obj *)objs[i])->commits, 1,
 				   __ATOMIC_RELAXED);
@@ -81,6 +104,8 @@ static inline void fx_after(void *be, void **objs, unsigned int n)
 {
 	struct fx_env *e = be;
 
+	if (fx_tls_held)
+		fx_order_error(e);
 	if (e->on_after)
 		e->on_after(e, objs, n);
 }
@@ -154,12 +179,14 @@ static inline struct lb_cpubatch *fx_other(const struct lb_backend_ops *ops)
 	return lb_cpubatch_create(&pc, &conf) ? NULL : pc;
 }
 
-static inline void fx_teardown(void)
+/* Destroy fx.pc; returns the callback-order violations seen (want 0). */
+static inline unsigned long fx_teardown(void)
 {
 	if (fx.pc)
 		lb_cpubatch_destroy(fx.pc);
 	fx.pc = NULL;
 	lb_lock_destroy(&fx.lock);
+	return __atomic_load_n(&fx.order_errors, __ATOMIC_RELAXED);
 }
 
 static inline void fx_obj_init(struct fx_obj *o, unsigned int id)

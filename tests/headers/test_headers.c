@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
  * Every public header compiles on its own. This file is built once per
- * header (mk/core-tests.am sets LB_HDR): it includes that header first and
+ * header (mk/headers.am sets LB_HDR): it includes that header first and
  * alone, twice (the include guard), then uses what the header must
  * declare, so a header that leans on an include it does not make itself
  * fails to build. No config.h: users do not have it. The same probes are
@@ -15,9 +15,9 @@
 #define LB_HDR_LOCKBATCH 5
 #define LB_HDR_VERSION 6
 #define LB_HDR_FREELIST 7
-#define LB_HDR_REFBITS 8
-#define LB_HDR_LRU 9
-#define LB_HDR_PCP 10
+#define LB_HDR_PCP 8
+#define LB_HDR_REFBITS 9
+#define LB_HDR_LRU 10
 #define LB_HDR_ERROR 11
 #define LB_HDR_PCP_TUNE 12
 

@@ -17,7 +17,7 @@
 
 #include <lockbatch/cpubatch.h>
 #include "../common/prng.h"
-#include "../unit/rec_backend.h"
+#include "../common/rec_backend.h"
 
 #define NOBJ 512
 #define MAX_SLOTS 8

@@ -312,7 +312,9 @@ static void run_seed(uint64_t s)
 		cr_assert(eq(uint, fx_commits(&obj[i]), obj[i].adds),
 			  "obj %u committed once per add " LB_SEED_FMT, i,
 			  LB_SEED_ARGS(seed));
-	fx_teardown();
+	cr_assert(eq(ulong, fx_teardown(), 0),
+		  "commit() under the back-end lock, after() outside it "
+		  LB_SEED_FMT, LB_SEED_ARGS(seed));
 }
 
 Test(prop_settle, random_sequences_match_the_model, .timeout = 60)

@@ -22,7 +22,7 @@
 
 #include <lockbatch/pcp.h>
 #include "../common/prng.h"
-#include "../unit/test_pcp_backend.h"
+#include "../common/pcp_backend.h"
 #include "prop_pcp_ref.h"
 
 #define NR_SLOTS 2

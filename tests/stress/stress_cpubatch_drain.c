@@ -185,7 +185,7 @@ int main(void)
 
 	seed = lb_test_seed(0x57e55d7a1ull);
 	iters = lb_stress_iters(10000, 1000000);
-	lb_tap_plan(6);
+	lb_tap_plan(7);
 	lb_tap_diag(LB_SEED_FMT ", %lu iterations", LB_SEED_ARGS(seed), iters);
 	if (fx_setup_ops(NSLOTS, LB_CPUBATCH_WEIGHTED, 8, 16, &fx_ops)) {
 		lb_tap_ok(0, "setup");
@@ -240,6 +240,7 @@ int main(void)
 			  st.drain.settled + st.drain.drained + st.drain.busy ==
 				  outcomes[0] + outcomes[1] + outcomes[2],
 		  "disable balanced; settle outcomes counted");
-	fx_teardown();
+	lb_tap_ok(fx_teardown() == 0,
+		  "commit() under the back-end lock, after() outside it");
 	return lb_tap_done();
 }

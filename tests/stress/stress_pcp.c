@@ -18,7 +18,7 @@
 #include "../common/env.h"
 #include "../common/prng.h"
 #include "../common/tap.h"
-#include "../unit/test_pcp_backend.h"
+#include "../common/pcp_backend.h"
 
 #define NR_WORKERS 3
 #define NR_SLOTS 2

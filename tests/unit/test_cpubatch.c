@@ -17,7 +17,7 @@
 #include <criterion/new/assert.h>
 
 #include <lockbatch/cpubatch.h>
-#include "rec_backend.h"
+#include "../common/rec_backend.h"
 
 #define NOBJ 256
 

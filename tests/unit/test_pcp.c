@@ -8,7 +8,7 @@
 #include <sched.h>
 
 #include <lockbatch/pcp.h>
-#include "test_pcp_fixture.h"
+#include "../common/pcp_fixture.h"
 
 
 

@@ -10,7 +10,7 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 
-#include "test_pcp_backend.h"
+#include "pcp_backend.h"
 
 static struct tb b;
 static struct tb_env env;
