@@ -73,9 +73,15 @@ static void after(void *b, void **v, unsigned int n)
 		((struct obj *)v[i])->seen_after++;
 }
 
+/*
+ * The reference count is the client's own synchronisation, as a folio's
+ * is: put() releases (commit and after ran before it) and refcount()
+ * acquires, so a settle that finds the batch's reference gone sees their
+ * writes without the library waiting for anything.
+ */
 static void get(void *o) { __atomic_add_fetch(&((struct obj *)o)->refs, 1, __ATOMIC_RELAXED); }
-static void put(void *o) { __atomic_sub_fetch(&((struct obj *)o)->refs, 1, __ATOMIC_RELAXED); }
-static long refcount(void *o) { return __atomic_load_n(&((struct obj *)o)->refs, __ATOMIC_RELAXED); }
+static void put(void *o) { __atomic_sub_fetch(&((struct obj *)o)->refs, 1, __ATOMIC_RELEASE); }
+static long refcount(void *o) { return __atomic_load_n(&((struct obj *)o)->refs, __ATOMIC_ACQUIRE); }
 
 static const struct lb_backend_ops ops = {
 	.backend_of = backend_of, .lock = lb_lock_op_acquire,
