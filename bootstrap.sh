@@ -6,8 +6,9 @@
 # missing), regenerate the build system and run ./configure "$@".
 #
 # ./bootstrap.sh --compare [configure args]: also install the allocators
-# `make compare` measures lb_pcp against (jemalloc, TCMalloc, mimalloc)
-# and gnuplot for its plot. The library never needs them.
+# `make compare` measures lb_pcp against (jemalloc, TCMalloc, mimalloc).
+# The library never needs them. man-db and groff render the man pages in
+# make check; gnuplot draws the plots of make demo.
 # ./bootstrap.sh --proof [configure args]: also install spin (make model)
 # and clang with its sanitizer and libFuzzer runtimes (make fuzz).
 # Both options may be given, before the configure arguments.
@@ -16,12 +17,13 @@ set -eu
 cd "$(dirname "$0")"
 
 pkgs="build-essential autoconf automake libtool pkgconf \
-libck-dev liburcu-dev libcriterion-dev valgrind"
+libck-dev liburcu-dev libcriterion-dev valgrind perl man-db groff-base \
+gnuplot-nox"
 while :; do
 	case ${1:-} in
 	--compare)
 		pkgs="$pkgs libjemalloc-dev libgoogle-perftools-dev \
-libmimalloc-dev gnuplot-nox";;
+libmimalloc-dev";;
 	--proof)
 		pkgs="$pkgs spin clang libclang-rt-14-dev";;
 	*) break;;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "lru-fault.h"
 
@@ -59,6 +60,9 @@ static void usage(FILE *f)
 "                   at a time under its lock, as Linux 6.12 does, instead of\n"
 "                   linking it into a chain first and splicing that in O(1)\n"
 "  --json           one JSON object per (size, mode) run instead of the table\n"
+"  --plot PREFIX    also draw PREFIX-ops.png (ops/s) and PREFIX-locks.png (lock\n"
+"                   acquisitions) per mode and size with gnuplot (PREFIX.dat:\n"
+"                   the numbers); without gnuplot, says so and goes on\n"
 "  --help           this text\n");
 }
 
@@ -198,7 +202,7 @@ static void set_defaults(struct lf_conf *c)
 }
 
 enum { OPT_THREADS = 256, OPT_MEM, OPT_LOOPS, OPT_SIZES, OPT_MODES, OPT_LOCK,
-       OPT_SPLIT_EVERY, OPT_NO_SPLICE, OPT_JSON, OPT_HELP };
+       OPT_SPLIT_EVERY, OPT_NO_SPLICE, OPT_JSON, OPT_PLOT, OPT_HELP };
 
 static const struct option long_opts[] = {
 	{ "threads", required_argument, NULL, OPT_THREADS },
@@ -210,6 +214,7 @@ static const struct option long_opts[] = {
 	{ "split-every", required_argument, NULL, OPT_SPLIT_EVERY },
 	{ "no-splice", no_argument, NULL, OPT_NO_SPLICE },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "plot", required_argument, NULL, OPT_PLOT },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -250,6 +255,9 @@ static int parse_args(int argc, char **argv, struct lf_conf *c)
 		case OPT_JSON:
 			c->json = true;
 			break;
+		case OPT_PLOT:
+			c->plot = optarg;
+			break;
 		case OPT_HELP:
 			return 1;
 		default:
@@ -259,6 +267,28 @@ static int parse_args(int argc, char **argv, struct lf_conf *c)
 	if (!err && optind < argc)
 		err = -EINVAL;
 	return err ? err : check_conf(c);
+}
+
+/*
+ * Which run is going, on stderr and only on a terminal: the table takes
+ * half a minute, and a pipe or a log gets nothing but the results.
+ * mode LF_NR_MODES clears the line.
+ */
+static void progress(const struct lf_conf *c, unsigned int done, size_t size,
+		     enum lf_mode mode)
+{
+	static int tty = -1;
+
+	if (tty < 0)
+		tty = isatty(STDERR_FILENO);
+	if (!tty)
+		return;
+	if (mode == LF_NR_MODES)
+		fputs("\r\033[K", stderr);
+	else
+		fprintf(stderr, "\r\033[Klru-fault: run %u/%u: %zuK %s ...", done + 1,
+			c->nr_sizes * c->nr_modes, size >> 10, lf_mode_name(mode));
+	fflush(stderr);
 }
 
 int main(int argc, char **argv)
@@ -293,6 +323,7 @@ int main(int argc, char **argv)
 		for (m = 0; m < c.nr_modes; m++) {
 			bool splits = split && c.modes[m] != LF_LIMIT;
 
+			progress(&c, nr, c.sizes[s], c.modes[m]);
 			err = lf_run(&c, c.sizes[s], c.modes[m],
 				     splits ? &hooks : NULL, &res[nr]);
 			if (err) {
@@ -304,10 +335,13 @@ int main(int argc, char **argv)
 			nr++;
 		}
 	}
+	progress(&c, nr, 0, LF_NR_MODES);
 	if (c.json)
 		lf_report_json(res, nr);
 	else
 		lf_report_table(&c, res, nr);
+	if (c.plot && lf_plot(&c, res, nr, c.plot))
+		ok = false;
 	lf_split_free(split);
 	if (!ok)
 		fprintf(stderr, "lru-fault: verification FAILED (see above)\n");

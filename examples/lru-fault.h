@@ -122,6 +122,7 @@ struct lf_conf {
 	unsigned int loops;
 	enum lb_lock_kind lock_kind;
 	bool json;
+	const char *plot;		/* --plot PREFIX, or NULL */
 	unsigned int nr_sizes;
 	size_t sizes[16];
 	unsigned int nr_modes;
@@ -208,5 +209,8 @@ const char *lf_mode_name(enum lf_mode mode);
 void lf_report_table(const struct lf_conf *conf,
 		     const struct lf_result *res, unsigned int nr);
 void lf_report_json(const struct lf_result *res, unsigned int nr);
+/* PREFIX-ops.png and PREFIX-locks.png from the runs (lru-fault-plot.c). */
+int lf_plot(const struct lf_conf *c, const struct lf_result *res,
+	    unsigned int nr, const char *prefix);
 
 #endif /* LRU_FAULT_H */

@@ -4,7 +4,7 @@
  * tuner and compare back-end trips and idle cached units.
  *
  *   pcp-replay [--json] [--compare] [--cold] [--tuners a,b] [--name NAME]
- *              TRACE...
+ *              [--plot PREFIX] TRACE...
  *   pcp-replay --smoke
  *
  * TRACE is a file in the format of tests/data/README.md ("-" for stdin; a
@@ -23,6 +23,10 @@
  * every slot with what its CPU's pageset held (the "@start" counts);
  * --cold starts them empty.
  *
+ * --plot PREFIX draws, per trace, high and count (summed over the slots)
+ * at every decay period for each tuner into PREFIX-TRACE.png
+ * (pcp-replay-plot.c). On a terminal, stderr shows which replay runs.
+ *
  * PCP_REPLAY_TRACE_TICKS=1 in the environment prints every slot's count,
  * high, alloc_factor and free_count at every tick on stderr.
  */
@@ -33,10 +37,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <lockbatch/pcp.h>
 
 #include "pcp-replay.h"
+#include "pcp-replay-plot.h"
 
 struct result {
 	enum lb_pcp_tuner t;
@@ -460,6 +466,9 @@ static void warm_up(const struct trace *tr, struct lb_pcp *p, struct pool *pl,
 }
 
 static bool cold;
+/* --plot PREFIX: the series of the trace being replayed, or NULL. */
+static const char *plot_prefix;
+static FILE *series;
 
 /* The replay's figures: the end statistics less the warm-up's. */
 static void fill_result(struct result *r, const struct lb_pcp_stats *st,
@@ -535,6 +544,8 @@ static int replay(const struct trace *tr, enum lb_pcp_tuner t,
 		if (st.total.count > r->peak_idle)
 			r->peak_idle = st.total.count;
 		ticks++;
+		if (series)
+			pr_series_sample(series, p, tr->cpus, ticks);
 		if (getenv("PCP_REPLAY_TRACE_TICKS"))
 			trace_ticks(tr, p, t, ticks);
 	}
@@ -859,18 +870,31 @@ static int parse_tuners(const char *s, enum lb_pcp_tuner *out)
 static int run_trace(struct trace *tr, const enum lb_pcp_tuner *tuners,
 		     int nt, int json, int first)
 {
+	int tty = isatty(STDERR_FILENO);
 	struct result res[LB_PCP_TUNE_NR];
 	int i, err;
 
 	finish_load(tr);
+	series = plot_prefix ? pr_series_open(plot_prefix, tr->name) : NULL;
+	if (plot_prefix && !series)
+		return 1;
 	for (i = 0; i < nt; i++) {
+		if (tty)
+			fprintf(stderr, "\r\033[Kpcp-replay: %s, %s ...",
+				tr->name, lb_pcp_tuner_name(tuners[i]));
 		err = replay(tr, tuners[i], &res[i]);
 		if (err) {
 			fprintf(stderr, "pcp-replay: %s: bad conf (%s)\n",
 				tr->name, strerror(-err));
 			return 1;
 		}
+		if (series)
+			pr_series_end(series, tuners[i]);
 	}
+	if (tty)
+		fputs("\r\033[K", stderr);
+	if (series && pr_plot(series, plot_prefix, tr->name, tuners, nt))
+		return 1;
 	if (json)
 		print_json(tr, res, nt, first);
 	else
@@ -895,12 +919,13 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "name", required_argument, NULL, 'n' },
 		{ "compare", no_argument, NULL, 'c' },
 		{ "cold", no_argument, NULL, 'C' },
+		{ "plot", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "jst:n:cCh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jst:n:cCp:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			a->json = 1;
@@ -924,10 +949,13 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case 'C':
 			cold = true;
 			break;
+		case 'p':
+			plot_prefix = optarg;
+			break;
 		default:
 			fprintf(stderr, "usage: pcp-replay [--json] [--compare] "
-				"[--cold] [--tuners a,b] [--name NAME] TRACE... | "
-				"--smoke\n");
+				"[--cold] [--tuners a,b] [--name NAME] [--plot PREFIX] "
+				"TRACE... | --smoke\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}

@@ -13,6 +13,41 @@
 #include "internal.h"
 
 /*
+ * The ck lock of every kind but the mutex lives in &struct lb_lock's
+ * opaque @lbi_ck storage, so <lockbatch/lock.h> includes no ck header
+ * (ck's spinlock headers are not valid C++). Only this file reaches it,
+ * always through the ck type, as glibc keeps its mutex behind
+ * pthread_mutex_t's opaque bytes.
+ */
+#define LBI_CK_FITS(t) \
+	_Static_assert(sizeof(t) <= sizeof(((struct lb_lock *)0)->lbi_ck) && \
+		       _Alignof(t) <= _Alignof(uint64_t), #t " fits lbi_ck")
+LBI_CK_FITS(ck_spinlock_fas_t);
+LBI_CK_FITS(ck_spinlock_ticket_t);
+LBI_CK_FITS(ck_spinlock_mcs_t);
+LBI_CK_FITS(ck_spinlock_clh_t *);
+
+static inline ck_spinlock_fas_t *lbi_spin_of(struct lb_lock *l)
+{
+	return (ck_spinlock_fas_t *)(void *)l->lbi_ck;
+}
+
+static inline ck_spinlock_ticket_t *lbi_ticket_of(struct lb_lock *l)
+{
+	return (ck_spinlock_ticket_t *)(void *)l->lbi_ck;
+}
+
+static inline ck_spinlock_mcs_t *lbi_mcs_of(struct lb_lock *l)
+{
+	return (ck_spinlock_mcs_t *)(void *)l->lbi_ck;
+}
+
+static inline ck_spinlock_clh_t **lbi_clh_of(struct lb_lock *l)
+{
+	return (ck_spinlock_clh_t **)(void *)l->lbi_ck;
+}
+
+/*
  * Per-thread queue nodes of the MCS and CLH kinds. An entry is busy from
  * acquire to release (@lock set); MCS nodes are only referenced while
  * queued, so they can live in TLS. A CLH releaser inherits its
@@ -111,19 +146,19 @@ int lb_lock_init(struct lb_lock *l, enum lb_lock_kind kind, const char *name)
 	l->name = name ? name : "lock";
 	switch (kind) {
 	case LB_LOCK_SPIN:
-		lbi_spin_init(&l->spin);
+		lbi_spin_init(lbi_spin_of(l));
 		break;
 	case LB_LOCK_MUTEX:
 		err = pthread_mutex_init(&l->mutex, NULL);
 		break;
 	case LB_LOCK_TICKET:
-		ck_spinlock_ticket_init(&l->ticket);
+		ck_spinlock_ticket_init(lbi_ticket_of(l));
 		break;
 	case LB_LOCK_MCS:
-		ck_spinlock_mcs_init(&l->mcs);
+		ck_spinlock_mcs_init(lbi_mcs_of(l));
 		break;
 	case LB_LOCK_CLH:
-		ck_spinlock_clh_init(&l->clh, unowned);
+		ck_spinlock_clh_init(lbi_clh_of(l), unowned);
 		break;
 	}
 	return -err;
@@ -133,16 +168,31 @@ static int held(struct lb_lock *l)
 {
 	switch (l->kind) {
 	case LB_LOCK_SPIN:
-		return ck_spinlock_fas_locked(&l->spin);
+		return ck_spinlock_fas_locked(lbi_spin_of(l));
 	case LB_LOCK_TICKET:
-		return ck_spinlock_ticket_locked(&l->ticket);
+		return ck_spinlock_ticket_locked(lbi_ticket_of(l));
 	case LB_LOCK_MCS:
-		return ck_spinlock_mcs_locked(&l->mcs);
+		return ck_spinlock_mcs_locked(lbi_mcs_of(l));
 	case LB_LOCK_CLH:
-		return lbi_clh_locked(&l->clh);
+		return lbi_clh_locked(lbi_clh_of(l));
 	default:
 		return 0;	/* the mutex answers in pthread_mutex_destroy() */
 	}
+}
+
+int lb_lock_is_held(struct lb_lock *l)
+{
+	int err;
+
+	if (!l || !kind_valid(l->kind))
+		return -EINVAL;
+	if (l->kind != LB_LOCK_MUTEX)
+		return !!held(l);
+	err = pthread_mutex_trylock(&l->mutex);
+	if (err)
+		return err == EBUSY ? 1 : -err;
+	pthread_mutex_unlock(&l->mutex);
+	return 0;
 }
 
 int lb_lock_destroy(struct lb_lock *l)
@@ -156,7 +206,7 @@ int lb_lock_destroy(struct lb_lock *l)
 	if (l->kind == LB_LOCK_MUTEX && (err = pthread_mutex_destroy(&l->mutex)))
 		return -err;
 	if (l->kind == LB_LOCK_CLH)
-		free(l->clh);	/* at rest the tail node belongs to the lock */
+		free(*lbi_clh_of(l));	/* at rest the tail node belongs to the lock */
 	l->kind = LB_LOCK_NR_KINDS;
 	return 0;
 }
@@ -165,17 +215,17 @@ static int try_raw(struct lb_lock *l, struct lbi_qnode *e)
 {
 	switch (l->kind) {
 	case LB_LOCK_SPIN:
-		return lbi_spin_trylock(&l->spin);
+		return lbi_spin_trylock(lbi_spin_of(l));
 	case LB_LOCK_MUTEX:
 		return pthread_mutex_trylock(&l->mutex) == 0;
 	case LB_LOCK_TICKET:
-		return lbi_ticket_trylock(&l->ticket);
+		return lbi_ticket_trylock(lbi_ticket_of(l));
 	case LB_LOCK_MCS:
-		return lbi_mcs_trylock(&l->mcs, &e->mcs);
+		return lbi_mcs_trylock(lbi_mcs_of(l), &e->mcs);
 	case LB_LOCK_CLH:
-		if (lbi_clh_locked(&l->clh))
+		if (lbi_clh_locked(lbi_clh_of(l)))
 			return 0;
-		lbi_clh_lock(&l->clh, e->clh);
+		lbi_clh_lock(lbi_clh_of(l), e->clh);
 		return 1;
 	}
 	return 0;
@@ -185,19 +235,19 @@ static void lock_raw(struct lb_lock *l, struct lbi_qnode *e)
 {
 	switch (l->kind) {
 	case LB_LOCK_SPIN:
-		lbi_spin_lock(&l->spin);
+		lbi_spin_lock(lbi_spin_of(l));
 		break;
 	case LB_LOCK_MUTEX:
 		pthread_mutex_lock(&l->mutex);
 		break;
 	case LB_LOCK_TICKET:
-		lbi_ticket_lock(&l->ticket, LB_LOCK_TICKET_PB_SHIFT);
+		lbi_ticket_lock(lbi_ticket_of(l), LB_LOCK_TICKET_PB_SHIFT);
 		break;
 	case LB_LOCK_MCS:
-		lbi_mcs_lock(&l->mcs, &e->mcs);
+		lbi_mcs_lock(lbi_mcs_of(l), &e->mcs);
 		break;
 	case LB_LOCK_CLH:
-		lbi_clh_lock(&l->clh, e->clh);
+		lbi_clh_lock(lbi_clh_of(l), e->clh);
 		break;
 	}
 }
@@ -206,19 +256,19 @@ static void unlock_raw(struct lb_lock *l, struct lbi_qnode *e)
 {
 	switch (l->kind) {
 	case LB_LOCK_SPIN:
-		lbi_spin_unlock(&l->spin);
+		lbi_spin_unlock(lbi_spin_of(l));
 		break;
 	case LB_LOCK_MUTEX:
 		pthread_mutex_unlock(&l->mutex);
 		break;
 	case LB_LOCK_TICKET:
-		lbi_ticket_unlock(&l->ticket);
+		lbi_ticket_unlock(lbi_ticket_of(l));
 		break;
 	case LB_LOCK_MCS:
-		lbi_mcs_unlock(&l->mcs, &e->mcs);
+		lbi_mcs_unlock(lbi_mcs_of(l), &e->mcs);
 		break;
 	case LB_LOCK_CLH:
-		lbi_clh_unlock(&l->clh, &e->clh);
+		lbi_clh_unlock(lbi_clh_of(l), &e->clh);
 		break;
 	}
 	if (e)

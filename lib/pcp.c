@@ -44,7 +44,7 @@ static int check_conf(const struct lb_pcp_conf *c)
 	    (c->flags & ~(LB_PCP_F_DEBUG | LB_PCP_F_FREE_HIGH_BATCH |
 			  LB_PCP_F_LOCK_PATH)))
 		return -EINVAL;
-	if (check_lock_kind(c->lock_kind))
+	if (!c->lock && check_lock_kind(c->lock_kind))
 		return -EINVAL;
 	if (!c->backend.alloc_bulk || !c->backend.free_bulk)
 		return -EINVAL;
@@ -87,13 +87,40 @@ static int init_slots(struct lb_pcp *p, const struct lb_pcp_conf *c)
 	return 0;
 }
 
-int lb_pcp_create(struct lb_pcp **pp, const struct lb_pcp_conf *c)
+/*
+ * Zero batch: size the cache as lb_pcp_size() sizes one for a pool of
+ * %LB_PCP_DEFAULT_POOL_UNITS on the slot count; zero high_min and high_max
+ * with it take the sizing too. A batch set by the caller keeps every
+ * field as given (there high 0 means "cache nothing").
+ */
+static void apply_defaults(struct lb_pcp_conf *c)
 {
+	unsigned int n = c->nr_slots ? c->nr_slots : lb_cpu_count();
+	struct lb_pcp_size sz;
+
+	if (c->batch)
+		return;
+	if (n > LB_PCP_MAX_SLOTS)
+		n = LB_PCP_MAX_SLOTS;
+	if (lb_pcp_size(LB_PCP_DEFAULT_POOL_UNITS, 0, n ? n : 1, 256, &sz))
+		return;
+	c->batch = sz.batch;
+	if (!c->high_min && !c->high_max) {
+		c->high_min = sz.high_min;
+		c->high_max = sz.high_max;
+	}
+}
+
+int lb_pcp_create(struct lb_pcp **pp, const struct lb_pcp_conf *conf)
+{
+	struct lb_pcp_conf cc, *c = &cc;
 	struct lb_pcp *p;
 	int err;
 
-	if (!pp || !c)
+	if (!pp || !conf)
 		return -EINVAL;
+	cc = *conf;
+	apply_defaults(c);
 	err = check_conf(c);
 	if (err)
 		return err;
@@ -110,7 +137,9 @@ int lb_pcp_create(struct lb_pcp **pp, const struct lb_pcp_conf *c)
 	p->interval_ns = c->decay_interval_ns ? c->decay_interval_ns :
 						LB_PCP_DECAY_INTERVAL_NS;
 	p->expire = c->expire ? c->expire : LB_PCP_EXPIRE_DEFAULT;
-	err = lb_lock_init(&p->lock, c->lock_kind, "pcp-backend");
+	/* The caller's lock, or one of our own. */
+	p->bl = c->lock ? c->lock : &p->lock;
+	err = c->lock ? 0 : lb_lock_init(&p->lock, c->lock_kind, "pcp-backend");
 	if (err)
 		goto out_free;
 	err = init_slots(p, c);
@@ -132,7 +161,8 @@ int lb_pcp_create(struct lb_pcp **pp, const struct lb_pcp_conf *c)
 out_slots:
 	free_slots(p);
 out_lock:
-	lb_lock_destroy(&p->lock);
+	if (p->bl == &p->lock)
+		lb_lock_destroy(&p->lock);
 out_free:
 	free(p);
 	return err;
@@ -157,7 +187,8 @@ int lb_pcp_destroy(struct lb_pcp *p)
 	if (p->dbg)
 		lbi_pcp_dbg_destroy(p->dbg);
 	free_slots(p);
-	lb_lock_destroy(&p->lock);
+	if (p->bl == &p->lock)		/* the caller's lock stays theirs */
+		lb_lock_destroy(&p->lock);
 	free(p);
 	return 0;
 }
@@ -256,9 +287,9 @@ static int refill(struct lb_pcp *p, struct lbi_pcp_slot *sl,
 	}
 	if (p->dbg && lbi_pcp_dbg_reserve(p->dbg, (unsigned int)n))
 		return 0;
-	lb_lock_acquire(&p->lock);
+	lb_lock_acquire(p->bl);
 	got = p->be.alloc_bulk(p->be.ctx, order, sl->buf, (unsigned int)n);
-	lb_lock_release(&p->lock);
+	lb_lock_release(p->bl);
 	sl->st.refills++;
 	got = got < 0 ? 0 : got > n ? n : got;
 	if (p->dbg)
@@ -497,5 +528,5 @@ int lb_pcp_slot_state(struct lb_pcp *p, unsigned int slot,
 
 struct lb_lock *lb_pcp_backend_lock(struct lb_pcp *p)
 {
-	return p ? &p->lock : NULL;
+	return p ? p->bl : NULL;
 }

@@ -262,7 +262,7 @@ int lb_pcp_stats(struct lb_pcp *p, struct lb_pcp_stats *out,
 		pthread_mutex_lock(&p->tick_mutex);
 		out->ticks = p->ticks;
 		pthread_mutex_unlock(&p->tick_mutex);
-		lb_lock_stats(&p->lock, &ls);
+		lb_lock_stats(p->bl, &ls);
 		out->backend_locks = ls.acquisitions;
 		out->nr_slots = p->slots.nr;
 		out->rseq = p->slots.rseq;

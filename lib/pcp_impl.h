@@ -68,7 +68,8 @@ struct lb_pcp {
 	int chunk;			/* batch << LB_PCP_BATCH_SCALE_MAX */
 	unsigned int expire;		/* idle ticks before a slot is drained */
 	struct lb_pcp_backend be;
-	struct lb_lock lock;		/* the back-end lock */
+	struct lb_lock lock;		/* the back-end lock, unless the caller's */
+	struct lb_lock *bl;		/* the one in use: &lock or the caller's */
 	struct lbi_pcp_dbg *dbg;	/* LB_PCP_F_DEBUG only */
 
 	/* Ticks: lb_pcp_tick() and the decay thread, under tick_mutex. */

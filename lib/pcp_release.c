@@ -43,7 +43,7 @@ static int release_hold(struct lb_pcp *p, struct lbi_pcp_slot *sl, int units,
 		units = sl->ts.count;
 	if (units <= 0)
 		return 0;
-	lb_lock_acquire(&p->lock);
+	lb_lock_acquire(p->bl);
 	while (units > 0) {
 		struct cds_list_head *head;
 		unsigned int nr = 0;
@@ -69,7 +69,7 @@ static int release_hold(struct lb_pcp *p, struct lbi_pcp_slot *sl, int units,
 		sl->ts.count -= (int)nr << o;
 		p->be.free_bulk(p->be.ctx, (unsigned int)o, sl->buf, nr);
 	}
-	lb_lock_release(&p->lock);
+	lb_lock_release(p->bl);
 	count_hold(sl, cause, freed);
 	return freed;
 }

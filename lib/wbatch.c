@@ -28,7 +28,15 @@ int lb_wbatch_add(struct lb_wbatch *b, void *obj, uint32_t weight)
 	/* A previous add asked for a flush that did not happen. */
 	if (b->nr >= b->max_nr || b->weight > b->max_weight)
 		return -ENOSPC;
-	return lbi_wbatch_add(b, obj, weight);
+	/* The internal add returns the entries left, 0 for "flush now". */
+	return lbi_wbatch_add(b, obj, weight) ? 0 : 1;
+}
+
+int lb_wbatch_room(const struct lb_wbatch *b)
+{
+	if (!b)
+		return -EINVAL;
+	return b->nr < b->max_nr ? b->max_nr - b->nr : 0;
 }
 
 int lb_wbatch_count(const struct lb_wbatch *b)

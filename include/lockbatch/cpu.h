@@ -2,6 +2,10 @@
 #ifndef LOCKBATCH_CPU_H
 #define LOCKBATCH_CPU_H
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /**
  * DOC: Current CPU
  *
@@ -79,8 +83,9 @@ enum lb_cpu_src lb_cpu_source(void);
 const char *lb_cpu_source_name(enum lb_cpu_src src);
 
 /**
- * define LB_CPU_SLOTS_MAX - Largest slot count of any per-CPU cache
- * (lb_cpubatch, lb_pcp): above it creation fails with %-EINVAL, and a
+ * define LB_CPU_SLOTS_MAX - Largest slot count of lb_cpubatch and lb_pcp.
+ *
+ * Above it creation fails with %-EINVAL, and a
  * default slot count (lb_cpu_count()) is clamped to it. Linux's largest
  * x86-64 NR_CPUS is 8192; 4096 covers every machine this targets.
  */
@@ -131,5 +136,9 @@ enum lb_cpu_path lb_cpu_path(void);
  * Return: "rseq", or "lock (<reason>)", e.g. "lock (LB_RSEQ=0)".
  */
 const char *lb_cpu_path_name(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* LOCKBATCH_CPU_H */

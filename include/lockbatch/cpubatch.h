@@ -3,9 +3,14 @@
 #define LOCKBATCH_CPUBATCH_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include <lockbatch/cpu.h>
 #include <lockbatch/wbatch.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /**
  * DOC: Per-CPU batches in front of a locked back-end
@@ -300,7 +305,8 @@ struct lb_backend_ops {
  * struct lb_cpubatch_conf - Creation parameters.
  * @nr_slots: Number of slots; 0 means lb_cpu_count() (at most
  *            %LB_CPUBATCH_MAX_SLOTS of them). Above it: %-EINVAL.
- * @mode: %LB_CPUBATCH_BASELINE, %LB_CPUBATCH_BYPASS_LARGE or %LB_CPUBATCH_WEIGHTED.
+ * @mode: %LB_CPUBATCH_BASELINE (0), %LB_CPUBATCH_BYPASS_LARGE or
+ *        %LB_CPUBATCH_WEIGHTED (%LB_CPUBATCH_CONF_INIT's choice).
  * @max_nr: Entry cap per batch, 1..%LB_WBATCH_MAX; 0 means 31.
  * @max_weight: Weight cap per batch in base units (%LB_CPUBATCH_WEIGHTED
  *              only), 1..%LB_WBATCH_WEIGHT_MAX; 0 means 31.
@@ -333,6 +339,17 @@ struct lb_cpubatch_conf {
 #define LB_CPUBATCH_F_LOCK_PATH 0x1u
 /** define LB_CPUBATCH_F_ALL - Every flag lb_cpubatch_create() accepts. */
 #define LB_CPUBATCH_F_ALL LB_CPUBATCH_F_LOCK_PATH
+
+/**
+ * define LB_CPUBATCH_CONF_INIT - Static initializer of &struct lb_cpubatch_conf.
+ * @ops: The back-end operations (required).
+ * @backend: The back-end passed to them (may be NULL with @ops->backend_of).
+ *
+ * %LB_CPUBATCH_WEIGHTED, every other field 0: one slot per CPU, caps
+ * 31/31, lb_cpu_current(). Valid C and C++ (positional).
+ */
+#define LB_CPUBATCH_CONF_INIT(ops, backend)				\
+	{ 0, LB_CPUBATCH_WEIGHTED, 0, 0, (ops), (backend), 0, 0, 0 }
 
 /** define LB_CPUBATCH_MAX_SLOTS - Largest slot count accepted. */
 #define LB_CPUBATCH_MAX_SLOTS LB_CPU_SLOTS_MAX
@@ -542,6 +559,42 @@ int lb_cpubatch_stats(struct lb_cpubatch *pc, struct lb_cpubatch_stats *out,
  * "drain_objs", "drain_all", "disable", "destroy", or "invalid".
  */
 const char *lb_cpubatch_flush_cause_name(enum lb_flush_cause cause);
+
+/**
+ * lb_cpubatch_report() - Print the statistics as a table.
+ * @f: Output stream.
+ * @pc: The object.
+ *
+ * One row per slot that saw an add or holds objects (adds, weight added,
+ * flushes, objects per flush, objects committed, objects and weight
+ * cached), then the total; the flushes by &enum lb_flush_cause; the slot
+ * count, CPU-id source, back-end lock holds, flushes in flight, settle
+ * outcomes, drain_all passes and the disable depth. Built from
+ * lb_cpubatch_stats() alone, so the same caveat holds: each slot's row is
+ * consistent, the total is not one atomic snapshot.
+ *
+ * Context: Any thread but a callback of @pc; takes each slot lock in turn.
+ * Return: 0; %-EINVAL if @f or @pc is NULL (nothing written); %-ENOMEM if
+ * the per-slot snapshot cannot be allocated (nothing written); %-EIO if
+ * writing failed.
+ */
+int lb_cpubatch_report(FILE *f, struct lb_cpubatch *pc);
+
+/**
+ * lb_cpubatch_report_json() - Print the statistics as one JSON object.
+ * @f: Output stream.
+ * @pc: The object.
+ *
+ * ``{"nr_slots", "cpu_src", "backend_locks", "flushes_inflight", "total",
+ * "drain", "slots"}``: "total" and each element of "slots" (every slot, in
+ * order) carry the fields of &struct lb_cpubatch_slot_stats, "flushes" as
+ * an object keyed by lb_cpubatch_flush_cause_name(); "drain" those of
+ * &struct lb_cpubatch_drain_stats. One line, newline-terminated.
+ *
+ * Context: As lb_cpubatch_report().
+ * Return: As lb_cpubatch_report().
+ */
+int lb_cpubatch_report_json(FILE *f, struct lb_cpubatch *pc);
 
 /*
  * Drain on demand.
@@ -894,5 +947,9 @@ int lb_cpubatch_disable(struct lb_cpubatch *pc);
  * nothing changed).
  */
 int lb_cpubatch_enable(struct lb_cpubatch *pc);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* LOCKBATCH_CPUBATCH_H */

@@ -11,6 +11,10 @@
 extern "C" {
 #endif
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /**
  * DOC: Fixed-size free list over an arena
  *
@@ -63,6 +67,15 @@ struct lb_freelist_conf {
 	size_t arena_size;
 	unsigned int flags;
 };
+
+/**
+ * define LB_FREELIST_CONF_INIT - Static initializer of &struct lb_freelist_conf.
+ * @obj_size: Object size in bytes.
+ * @arena_size: Bytes to map (the arena is mapped, no flags). Valid C and
+ *	C++ (positional).
+ */
+#define LB_FREELIST_CONF_INIT(obj_size, arena_size)			\
+	{ (obj_size), 0, (arena_size), 0 }
 
 /**
  * struct lb_freelist_stats - Counters.
@@ -188,6 +201,10 @@ int lb_freelist_stats(const struct lb_freelist *fl,
  */
 int lb_freelist_pcp_backend(struct lb_freelist *fl,
 			    struct lb_pcp_backend *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #ifdef __cplusplus
 }

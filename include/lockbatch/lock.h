@@ -6,7 +6,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include <ck_spinlock.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /**
  * DOC: Back-end lock with statistics
@@ -100,7 +102,7 @@ enum lb_lock_kind {
 #define LB_LOCK_NR_KINDS 5
 
 /**
- * define LB_LOCK_DEFAULT - The kind to use when in doubt: %LB_LOCK_MUTEX.
+ * define LB_LOCK_DEFAULT - The kind to use when in doubt (%LB_LOCK_MUTEX).
  *
  * It is also kind 0, so a zero-initialised configuration (&struct
  * lb_pcp_conf.lock_kind) gets it. Chosen by tests/bench/bench_lock_fair.c
@@ -170,11 +172,13 @@ struct lb_lock_stats {
  * struct lb_lock - A back-end lock that counts its acquisitions.
  * @kind: The wrapped primitive.
  * @name: Label used in reports (not copied; must outlive the lock).
- * @spin: The spinlock, for %LB_LOCK_SPIN.
  * @mutex: The mutex, for %LB_LOCK_MUTEX.
- * @ticket: The ticket lock, for %LB_LOCK_TICKET.
- * @mcs: The MCS queue tail, for %LB_LOCK_MCS.
- * @clh: The CLH queue tail, for %LB_LOCK_CLH (a heap node when unlocked).
+ * @lbi_ck: Opaque storage of the ck lock of the other kinds: the
+ *	test-and-set word (%LB_LOCK_SPIN), the ticket pair (%LB_LOCK_TICKET),
+ *	the MCS queue tail (%LB_LOCK_MCS) or the CLH queue tail, a heap node
+ *	when unlocked (%LB_LOCK_CLH). Only the library reaches it, so this
+ *	header needs no ck header (and compiles as C++).
+ * @lbi_ck_ptr: Aligns @lbi_ck for a pointer.
  * @st: Statistics, written only by the holder.
  *
  * Embed it, initialise with lb_lock_init(), touch it only through the
@@ -184,11 +188,9 @@ struct lb_lock {
 	enum lb_lock_kind kind;
 	const char *name;
 	union {
-		ck_spinlock_fas_t spin;
 		pthread_mutex_t mutex;
-		ck_spinlock_ticket_t ticket;
-		ck_spinlock_mcs_t mcs;
-		ck_spinlock_clh_t *clh;
+		uint64_t lbi_ck[2];
+		void *lbi_ck_ptr;
 	};
 	struct lb_lock_stats st;
 };
@@ -258,6 +260,43 @@ void lb_lock_acquire(struct lb_lock *l);
 void lb_lock_release(struct lb_lock *l);
 
 /**
+ * lb_lock_op_acquire() - lb_lock_acquire() as a back-end lock callback.
+ * @lock: The back-end: a &struct lb_lock, or a struct whose first member
+ *        is one (C guarantees the two pointers are the same).
+ *
+ * Ready to use as &struct lb_backend_ops.lock (and wherever a callback
+ * takes the lock as ``void *``), so a back-end guarded by an lb_lock needs
+ * no wrapper: ``.lock = lb_lock_op_acquire, .unlock = lb_lock_op_release``
+ * with the lock (or its container) as &struct lb_cpubatch_conf.backend.
+ *
+ * Context: As lb_lock_acquire(). A NULL @lock does nothing.
+ */
+void lb_lock_op_acquire(void *lock);
+
+/**
+ * lb_lock_op_release() - lb_lock_release() as a back-end unlock callback.
+ * @lock: As for lb_lock_op_acquire().
+ *
+ * Context: As lb_lock_release(). A NULL @lock does nothing.
+ */
+void lb_lock_op_release(void *lock);
+
+/**
+ * lb_lock_is_held() - Whether some thread holds the lock right now.
+ * @l: The lock, initialised.
+ *
+ * A snapshot for assertions and tests (e.g. "this callback runs with the
+ * back-end lock held"): another thread may take or drop @l at any moment.
+ * Does not count as an acquisition. For %LB_LOCK_MUTEX a successful probe
+ * takes and drops the mutex.
+ *
+ * Context: Any thread.
+ * Return: 1 if held, 0 if not; %-EINVAL if @l is NULL or its kind unknown;
+ * another negative error of pthread_mutex_trylock() for the mutex kind.
+ */
+int lb_lock_is_held(struct lb_lock *l);
+
+/**
  * lb_lock_stats() - Copy a consistent snapshot of the statistics.
  * @l: The lock.
  * @out: Where to write the snapshot.
@@ -318,5 +357,9 @@ int lb_lock_report(FILE *f, struct lb_lock *const *locks, unsigned int nr);
  */
 int lb_lock_report_json(FILE *f, struct lb_lock *const *locks,
 			unsigned int nr);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* LOCKBATCH_LOCK_H */

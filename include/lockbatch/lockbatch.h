@@ -3,12 +3,49 @@
 #define LOCKBATCH_LOCKBATCH_H
 
 /**
- * DOC: lockbatch
+ * DOC: Lock-batching primitives
  *
- * Umbrella header: every lockbatch primitive. Link with
- * ``pkg-config --cflags --libs lockbatch``.
+ * Umbrella header: includes every lockbatch header. Build with
+ * ``cc app.c $(pkg-config --cflags --libs lockbatch)`` (add ``--static``
+ * to link the static library). The headers are C11 and C++ clean.
+ *
+ * Modules, each with its own page:
+ *
+ * lb_wbatch(3), <lockbatch/wbatch.h>: a size-weighted batch (entries and
+ * total weight capped), folio_batch_add() of Linux.
+ *
+ * lb_lock(3), <lockbatch/lock.h>: a back-end lock that counts its
+ * acquisitions, contentions and waits, with table and JSON reports.
+ *
+ * lb_cpubatch(3), <lockbatch/cpubatch.h>: per-CPU weighted batches in
+ * front of a locked back-end; targeted drains, settle with reference
+ * expectations, coalesced drain_all, disable/enable (Linux's
+ * folio_add_lru(), lru_add_drain*(), lru_cache_disable()).
+ *
+ * lb_pcp(3), <lockbatch/pcp.h>: a per-CPU object cache whose high
+ * watermark is tuned under load and decays when idle (Linux's
+ * per_cpu_pages, nr_pcp_high(), decay_pcp_high()).
+ *
+ * lb_freelist(3), <lockbatch/freelist.h>: a fixed-size free list over an
+ * arena, ready to serve as lb_pcp's back-end.
+ *
+ * lb_lru(3), <lockbatch/lru.h>: a stock two-list LRU back-end for
+ * lb_cpubatch that splices a committed batch in one step, with batched
+ * isolate and putback (Linux's lruvec, isolate_lru_folios(),
+ * move_folios_to_lru()).
+ *
+ * lb_refbits(3), <lockbatch/refbits.h>: referenced bits of multi-unit
+ * objects, tested and cleared with one flush per run.
+ *
+ * lb_cpu(3), <lockbatch/cpu.h>: the current CPU and the slot count.
+ *
+ * Every function validates its input and reports bad input with a
+ * negative errno value; each page lists the values it returns, and
+ * lb_error(3), <lockbatch/error.h>, states the return conventions once and
+ * gives lb_strerror().
  */
 #include <lockbatch/version.h>
+#include <lockbatch/error.h>
 #include <lockbatch/cpu.h>
 #include <lockbatch/lock.h>
 #include <lockbatch/wbatch.h>

@@ -11,6 +11,10 @@
 #include <lockbatch/lock.h>
 #include <lockbatch/cpubatch.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /**
  * DOC: A stock LRU back-end
  *
@@ -187,7 +191,8 @@ struct lb_lru_ops {
 
 /**
  * struct lb_lru_conf - Creation parameters.
- * @lock_kind: Kind of the LRU lock.
+ * @lock_kind: Kind of the LRU lock, %LB_LOCK_SPIN or %LB_LOCK_MUTEX (0,
+ *	the default).
  * @name: Lock name for reports (not copied); NULL means "lru".
  * @node_offset: offsetof() the &struct lb_lru_node in the caller's object.
  * @flags: %LB_LRU_NO_PREFETCH, %LB_LRU_NO_SPLICE, %LB_LRU_HOLD_TIME.
@@ -202,6 +207,17 @@ struct lb_lru_conf {
 	const struct lb_lru_ops *ops;
 	void *arg;
 };
+
+/**
+ * define LB_LRU_CONF_INIT - Static initializer of &struct lb_lru_conf.
+ * @type: The caller's object type.
+ * @member: Its &struct lb_lru_node member.
+ *
+ * The default lock (%LB_LOCK_MUTEX), the name "lru", no flags, no hooks.
+ * Valid C and C++ (positional).
+ */
+#define LB_LRU_CONF_INIT(type, member)					\
+	{ LB_LOCK_MUTEX, 0, offsetof(type, member), 0, 0, 0 }
 
 /**
  * struct lb_lru_path_stats - Lock use by one path.
@@ -464,5 +480,9 @@ void *lb_lru_obj_of(const struct lb_lru *lru, struct lb_lru_node *n);
  * Return: "add", "isolate", "putback", "del", or "invalid".
  */
 const char *lb_lru_path_name(enum lb_lru_path path);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* LOCKBATCH_LRU_H */

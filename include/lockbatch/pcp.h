@@ -4,10 +4,15 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <lockbatch/cpu.h>
 #include <lockbatch/lock.h>
 #include <lockbatch/pcp_tune.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /**
  * DOC: Per-CPU object cache with an auto-tuned high watermark
@@ -209,6 +214,13 @@
 #define LB_PCP_EXPIRE_DEFAULT 3u
 /** define LB_PCP_EXPIRE_MAX - Largest slot expiry accepted, decay periods. */
 #define LB_PCP_EXPIRE_MAX 1000000u
+/**
+ * define LB_PCP_DEFAULT_POOL_UNITS - Pool size the defaults are sized for.
+ *
+ * A zero &lb_pcp_conf.batch is sized as lb_pcp_size() sizes a pool of this
+ * many base units: 1 GiB of 4 KiB pages, batch 63.
+ */
+#define LB_PCP_DEFAULT_POOL_UNITS (1ull << 18)
 
 /**
  * struct lb_pcp_backend - The bulk back-end behind a cache.
@@ -217,8 +229,12 @@
  * @free_bulk: Take back @n objects of @order.
  * @ctx: Passed to both.
  *
- * Both run with the cache's back-end lock (and one slot lock) held, once
- * per lock hold; they must not call into the same cache.
+ * Both run with the cache's back-end lock (and one slot lock) held, and
+ * must not call into the same cache. A refill is one hold and one
+ * @alloc_bulk call. A flush, decay or drain hold frees whole objects from
+ * the cold ends of the lists round-robin over the orders, as the kernel's
+ * free_pcppages_bulk() does, so one hold may call @free_bulk several
+ * times, once per run of objects of one order.
  */
 struct lb_pcp_backend {
 	int (*alloc_bulk)(void *ctx, unsigned int order, void **out,
@@ -243,19 +259,25 @@ typedef uint64_t (*lb_clock_fn)(void *arg);
  * @max_order: Largest order accepted, 0..%LB_PCP_MAX_ORDER (0: order 0
  *	only). Above: %-EINVAL.
  * @batch: Transfer unit in base units, 1..%LB_PCP_BATCH_MAX (see
- *	lb_pcp_size()). No default: 0 or out of range: %-EINVAL.
- * @high_min: Lower bound of high, base units, 0..@high_max (0: the slot
- *	may cache nothing). Negative or above @high_max: %-EINVAL.
+ *	lb_pcp_size()); out of range: %-EINVAL. 0 means "size it for me":
+ *	the batch lb_pcp_size() gives for a pool of
+ *	%LB_PCP_DEFAULT_POOL_UNITS on @nr_slots CPUs (63), and, when
+ *	@high_min and @high_max are both 0 as well, its high_min and high_max.
+ *	Size from the real pool with lb_pcp_size() when it is known.
+ * @high_min: Lower bound of high, base units, 0..@high_max (0 with a
+ *	non-zero @batch: the slot may cache nothing). Negative or above
+ *	@high_max: %-EINVAL.
  * @high_max: Upper bound of high, @high_min..%LB_PCP_HIGH_MAX. Equal
  *	bounds disable tuning for every tuner except %LB_PCP_TUNE_FIXED's
  *	constant high. Values at or below @batch are accepted: rule (C) of
  *	DOC: Per-CPU object cache keeps such a slot at or below high. Above
  *	%LB_PCP_HIGH_MAX: %-EINVAL.
- * @tuner: &enum lb_pcp_tuner; unknown: %-EINVAL.
+ * @tuner: &enum lb_pcp_tuner (0: %LB_PCP_TUNE_FIXED); unknown: %-EINVAL.
  * @flags: %LB_PCP_F_DEBUG, %LB_PCP_F_FREE_HIGH_BATCH,
  *	%LB_PCP_F_LOCK_PATH; other bits: %-EINVAL.
- * @lock_kind: Kind of the back-end lock; one lb_lock_init() rejects:
  *	%-EINVAL.
+ * @lock_kind: Kind of the back-end lock the cache makes (0:
+ *	%LB_LOCK_MUTEX, the default); one lb_lock_init() rejects: %-EINVAL.
  * @backend: Back-end operations; copied. @alloc_bulk or @free_bulk NULL:
  *	%-EINVAL. @ctx may be anything.
  * @cpu_fn: CPU-id source; NULL means lb_cpu_current().
@@ -268,6 +290,17 @@ typedef uint64_t (*lb_clock_fn)(void *arg);
  * @expire: Slot expiry in decay periods (rule (B) of DOC: Per-CPU object
  *	cache); 0 means %LB_PCP_EXPIRE_DEFAULT. Above %LB_PCP_EXPIRE_MAX:
  *	%-EINVAL.
+ * @lock: The caller's own &struct lb_lock to guard the back-end with, e.g.
+ *	the lock that already protects the pool the back-end draws from, so
+ *	other code can take the same lock around the pool. NULL (0): the
+ *	cache makes its own of @lock_kind. The caller initialises it before
+ *	lb_pcp_create() and destroys it after lb_pcp_destroy(); every
+ *	lb_pcp_stats() back-end hold count then includes the caller's own
+ *	holds of it.
+ *
+ * Every field may be 0: a zeroed configuration with a back-end is a
+ * working cache (%LB_PCP_CONF_INIT). Unknown values are rejected, never
+ * clamped.
  */
 struct lb_pcp_conf {
 	unsigned int nr_slots;
@@ -285,7 +318,22 @@ struct lb_pcp_conf {
 	void *clock_arg;
 	uint64_t decay_interval_ns;
 	unsigned int expire;
+	struct lb_lock *lock;
 };
+
+/**
+ * define LB_PCP_CONF_INIT - Static initializer of &struct lb_pcp_conf.
+ * @alloc: &lb_pcp_backend.alloc_bulk.
+ * @free: &lb_pcp_backend.free_bulk.
+ * @ctx: &lb_pcp_backend.ctx.
+ *
+ * Every other field 0, so every default above: a batch and highs sized
+ * for %LB_PCP_DEFAULT_POOL_UNITS, one slot per CPU, the FIXED tuner, a
+ * mutex of the cache's own. Valid C and C++ (positional).
+ */
+#define LB_PCP_CONF_INIT(alloc, free, ctx)				\
+	{ 0, 0, 0, 0, 0, LB_PCP_TUNE_FIXED, 0, LB_LOCK_MUTEX,		\
+	  { (alloc), (free), (ctx) }, 0, 0, 0, 0, 0, 0, 0 }
 
 /**
  * struct lb_pcp_slot_stats - Counters of one slot (or their sum).
@@ -517,6 +565,39 @@ int lb_pcp_stats(struct lb_pcp *p, struct lb_pcp_stats *out,
 		 struct lb_pcp_slot_stats *slots, unsigned int nr);
 
 /**
+ * lb_pcp_report() - Print the statistics as a table.
+ * @f: Output stream.
+ * @p: The cache.
+ *
+ * One row per slot that saw an allocation or free or holds objects
+ * (allocs, frees, refills, flushes, decay drains, drains, steals, largest
+ * hold in base units, count, high), then the total; the units moved by
+ * cause; the slot count, ticks, back-end lock holds, retries, expiries and
+ * refused double frees. Built from lb_pcp_stats() alone.
+ *
+ * Context: Any thread not holding a lock of @p; takes each slot lock in
+ * turn.
+ * Return: 0; %-EINVAL if @f or @p is NULL (nothing written); %-ENOMEM if
+ * the per-slot snapshot cannot be allocated (nothing written); %-EIO if
+ * writing failed.
+ */
+int lb_pcp_report(FILE *f, struct lb_pcp *p);
+
+/**
+ * lb_pcp_report_json() - Print the statistics as one JSON object.
+ * @f: Output stream.
+ * @p: The cache.
+ *
+ * ``{"nr_slots", "ticks", "backend_locks", "total", "slots"}``: "total"
+ * and each element of "slots" (every slot, in order) carry the fields of
+ * &struct lb_pcp_slot_stats. One line, newline-terminated.
+ *
+ * Context: As lb_pcp_report().
+ * Return: As lb_pcp_report().
+ */
+int lb_pcp_report_json(FILE *f, struct lb_pcp *p);
+
+/**
  * lb_pcp_slot_state() - Copy one slot's tuner state.
  * @p: The cache.
  * @slot: Slot index, < nr_slots.
@@ -572,5 +653,9 @@ struct lb_pcp_size {
  */
 int lb_pcp_size(uint64_t pool_units, uint64_t low_units, unsigned int nr_cpus,
 		unsigned int units_per_mib, struct lb_pcp_size *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* LOCKBATCH_PCP_H */

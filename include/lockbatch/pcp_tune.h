@@ -11,6 +11,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /**
  * enum lb_pcp_tuner - How a cache moves ``high`` and sizes its transfers.
  * @LB_PCP_TUNE_FIXED: ``high`` and ``batch`` constant (Linux before 6.7):
@@ -294,5 +298,9 @@ const char *lb_pcp_tuner_name(enum lb_pcp_tuner t);
  * Return: the tuner, or %-EINVAL if @name is NULL or unknown.
  */
 int lb_pcp_tuner_parse(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* LOCKBATCH_PCP_TUNE_H */

@@ -4,6 +4,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /**
  * DOC: Referenced bits of multi-unit objects
  *
@@ -136,5 +140,9 @@ int lb_refbits_test_and_clear(struct lb_refbits *rb, lb_refbits_flush_fn flush,
  */
 int lb_refbits_test_and_clear_each(struct lb_refbits *rb,
 				   lb_refbits_flush_fn flush, void *arg);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* LOCKBATCH_REFBITS_H */

@@ -4,6 +4,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /**
  * DOC: Size-weighted batch
  *
@@ -19,13 +23,16 @@
  * @nr objects of summed weight @weight:
  *
  * - the object is always appended;
- * - the caller must flush now (lb_wbatch_add() returns 0) when the batch is
+ * - the caller must flush now (lb_wbatch_add() returns 1) when the batch is
  *   full by entries, when @w alone reaches @max_weight (such an object never
  *   waits in a batch), or when @weight + @w exceeds @max_weight;
  * - otherwise the object waits, and the batch holds at most @max_weight units.
  *
  * With every weight equal to 1 this is exactly 6.12's folio_batch_add():
- * the return value is the number of entries left.
+ * lb_wbatch_room() after the add is what folio_batch_add() returns (the
+ * entries left; 0 exactly when lb_wbatch_add() says flush). (The return
+ * value itself follows the library's rule, see lb_error(3): 0 for the
+ * plain outcome, the object waits; 1 for "flush now".)
  *
  * A batch does no locking and no allocation; it is embeddable and its
  * owner serialises every call.
@@ -81,7 +88,7 @@ struct lb_wbatch {
  * Does not validate; lb_wbatch_add() rejects a batch with bad caps.
  */
 #define LB_WBATCH_INIT(maxnr, maxw) \
-	{ .nr = 0, .max_nr = (maxnr), .weight = 0, .max_weight = (maxw) }
+	{ 0, (maxnr), 0, (maxw), { 0 } }
 
 /**
  * lb_wbatch_init() - Initialise an empty batch.
@@ -104,18 +111,31 @@ int lb_wbatch_init(struct lb_wbatch *b, unsigned int max_nr,
  * @weight: Its weight in base units, 1..%LB_WBATCH_WEIGHT_MAX.
  *
  * Appends @obj, then applies the rule in the DOC block above. The caller
- * flushes the batch (all objects, @obj included) when 0 is returned.
+ * flushes the batch (all objects, @obj included) when 1 is returned.
  *
  * Context: The batch's owner. O(1), no locks, no allocation.
  * Return:
- * * >0 - the object waits; the value is the number of entries left.
- * * 0 - the object was appended and the batch must be flushed now.
+ * * 0 - the object waits (lb_wbatch_room() entries are left).
+ * * 1 - the object was appended and the batch must be flushed now.
  * * %-EINVAL - @b or @obj is NULL, @weight is 0 or above
  *   %LB_WBATCH_WEIGHT_MAX, or @b's caps are invalid. Nothing appended.
  * * %-ENOSPC - @b is already full by entries or over its weight cap (a
  *   previous add asked for a flush that did not happen). Nothing appended.
  */
 int lb_wbatch_add(struct lb_wbatch *b, void *obj, uint32_t weight);
+
+/**
+ * lb_wbatch_room() - Entries left before the batch is full.
+ * @b: The batch.
+ *
+ * folio_batch_space(): @max_nr less the objects held. With weight 1
+ * everywhere, what 6.12's folio_batch_add() returned; with weights, an add
+ * may ask for a flush (for the weight cap) with room left.
+ *
+ * Context: The batch's owner.
+ * Return: the entries left (>= 0), or %-EINVAL if @b is NULL.
+ */
+int lb_wbatch_room(const struct lb_wbatch *b);
 
 /**
  * lb_wbatch_count() - Objects held.
@@ -146,5 +166,9 @@ long lb_wbatch_weight(const struct lb_wbatch *b);
  * Return: 0, or %-EINVAL if @b is NULL.
  */
 int lb_wbatch_reinit(struct lb_wbatch *b);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* LOCKBATCH_WBATCH_H */

@@ -98,7 +98,8 @@ int main(int argc, char **argv)
 			k = lru_fbatch_add(&fb, &nr_pages, folio);
 			l = lb_wbatch_add(&wb, folio, pages);
 			adds++;
-			if (l < 0 || k != (l == 0))
+			/* lb_wbatch_add(): 1 = move now, 0 = waits. */
+			if (l < 0 || k != (l == 1))
 				return fail(seq, step, "move now", k, l, pages);
 			if (fb.nr != lb_wbatch_count(&wb))
 				return fail(seq, step, "entries held", fb.nr,
@@ -118,9 +119,10 @@ int main(int argc, char **argv)
 				flushes++;
 				continue;
 			}
-			if (l != (long)folio_batch_space(&fb))
+			if (lb_wbatch_room(&wb) != (int)folio_batch_space(&fb))
 				return fail(seq, step, "slots left",
-					    folio_batch_space(&fb), l, pages);
+					    folio_batch_space(&fb),
+					    lb_wbatch_room(&wb), pages);
 			/* A batch that waits holds at most 31 pages. */
 			if (nr_pages > PAGEVEC_SIZE ||
 			    nr_pages != lb_wbatch_weight(&wb))

@@ -53,7 +53,7 @@ static void wbatch_op(struct lb_wbatch *b, uint64_t *w, struct lb_rng *g)
 	SOAK_CHECK(rc >= 0, "wbatch add: %d", rc);
 	*w += x;
 	SOAK_CHECK(lb_wbatch_weight(b) == (long)*w, "wbatch weight");
-	if (rc == 0) {
+	if (rc == 1) {		/* flush now */
 		lb_wbatch_reinit(b);
 		*w = 0;
 	}

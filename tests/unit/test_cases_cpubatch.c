@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
- * Scenario cases C15 and C20 of the project's case list (second set), and
+ * Scenario cases C15 and C20 of tests/cases.md (second set), and
  * the order in which lb_cpubatch calls report errors. Several instances here,
  * instance i batching into the fixture's back-end i.
  */

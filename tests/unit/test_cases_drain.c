@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
- * Scenario cases C01-C04, C07, C10 and C14 of the project's case list,
+ * Scenario cases C01-C04, C07, C10 and C14 of tests/cases.md,
  * one test each, named after the case.
  */
 #include <errno.h>

@@ -118,6 +118,51 @@ Test(lock, destroy_held_is_ebusy)
 	}
 }
 
+/* lb_lock_is_held() follows acquire and release, counts nothing. */
+Test(lock, is_held_follows_the_holder)
+{
+	struct lb_lock l;
+	struct lb_lock_stats s;
+	int k;
+
+	cr_assert(eq(int, lb_lock_is_held(NULL), -EINVAL));
+	for (k = 0; k < NR_KINDS; k++) {
+		cr_assert(eq(int, lb_lock_init(&l, kinds[k], "probe"), 0));
+		cr_assert(eq(int, lb_lock_is_held(&l), 0), "kind %d", k);
+		lb_lock_acquire(&l);
+		cr_assert(eq(int, lb_lock_is_held(&l), 1), "kind %d", k);
+		lb_lock_release(&l);
+		cr_assert(eq(int, lb_lock_is_held(&l), 0), "kind %d", k);
+		lb_lock_stats(&l, &s);
+		cr_assert(eq(u64, s.acquisitions, 1), "kind %d", k);
+		cr_assert(eq(int, lb_lock_destroy(&l), 0));
+	}
+}
+
+/* The stock callbacks take and drop the lock, through a container too. */
+Test(lock, op_callbacks_take_the_lock)
+{
+	struct backend {
+		struct lb_lock lock;	/* first member: same address */
+		int data;
+	} be;
+	struct lb_lock_stats s;
+	int k;
+
+	lb_lock_op_acquire(NULL);	/* a NULL back-end does nothing */
+	lb_lock_op_release(NULL);
+	for (k = 0; k < NR_KINDS; k++) {
+		cr_assert(eq(int, lb_lock_init(&be.lock, kinds[k], "be"), 0));
+		lb_lock_op_acquire(&be);
+		cr_assert(eq(int, lb_lock_is_held(&be.lock), 1), "kind %d", k);
+		lb_lock_op_release(&be);
+		cr_assert(eq(int, lb_lock_is_held(&be.lock), 0), "kind %d", k);
+		lb_lock_stats(&be.lock, &s);
+		cr_assert(eq(u64, s.acquisitions, 1), "kind %d", k);
+		cr_assert(eq(int, lb_lock_destroy(&be.lock), 0));
+	}
+}
+
 /*
  * Forced contention: the main thread holds the lock, a waiter announces
  * itself and blocks in lb_lock_acquire(); the holder keeps the lock for

@@ -58,7 +58,7 @@ static void op_secondary(void *o, void *arg)
 	(void)arg;
 	ob->secondary_calls++;
 	ob->secondary_saw_lock_held =
-		ck_spinlock_fas_locked(&lb_lru_lock(cur_lru)->spin);
+		lb_lock_is_held(lb_lru_lock(cur_lru)) == 1;
 }
 
 static const struct lb_lru_ops test_ops = {

@@ -26,9 +26,18 @@ Test(pcp, create_rejects_bad_conf)
 {
 	struct lb_pcp_conf c;
 	struct lb_pcp *q = NULL;
+	struct lb_pcp_tune_state ts;
 
+	/* Batch 0 is sized for the caller (test_conf.c); the highs stay. */
 	tb_conf(&c, &pcp_pool, &pcp_env, LB_PCP_TUNE_LINUX, 0, 10, 100);
-	cr_assert(eq(int, lb_pcp_create(&q, &c), -EINVAL), "batch 0");
+	cr_assert(eq(int, lb_pcp_create(&q, &c), 0), "batch 0: default");
+	cr_assert(eq(int, lb_pcp_slot_state(q, 0, &ts), 0));
+	cr_assert(eq(int, ts.batch, 63));
+	cr_assert(eq(int, ts.high_max, 100));
+	lb_pcp_destroy(q);
+	q = NULL;
+	c.batch = -1;
+	cr_assert(eq(int, lb_pcp_create(&q, &c), -EINVAL), "negative batch");
 	c.batch = LB_PCP_BATCH_MAX + 1;
 	cr_assert(eq(int, lb_pcp_create(&q, &c), -EINVAL), "batch too big");
 	c.batch = 8;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
- * Scenario cases C05, C06, C08, C11 and C12 (CASES.md) on lb_pcp.
+ * Scenario cases C05, C06, C08, C11 and C12 (tests/cases.md) on lb_pcp.
  */
 #include <errno.h>
 #include <math.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
- * Scenario cases C16-C19 (CASES.md, second set) on lb_pcp: objects
+ * Scenario cases C16-C19 (tests/cases.md, second set) on lb_pcp: objects
  * stranded in other slots, idle slots, configurations that never flush,
  * and a double free handed out twice in debug mode.
  */

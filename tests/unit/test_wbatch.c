@@ -67,7 +67,8 @@ Test(wbatch, static_initializer_matches_init)
 	cr_assert(eq(int, a.max_nr, b.max_nr));
 	cr_assert(eq(u32, a.weight, b.weight));
 	cr_assert(eq(u32, a.max_weight, b.max_weight));
-	cr_assert(eq(int, lb_wbatch_add(&a, &objs[0], 1), 30));
+	cr_assert(eq(int, lb_wbatch_add(&a, &objs[0], 1), 0));
+	cr_assert(eq(int, lb_wbatch_room(&a), 30));
 }
 
 Test(wbatch, add_rejects_bad_input_nothing_appended)
@@ -75,7 +76,9 @@ Test(wbatch, add_rejects_bad_input_nothing_appended)
 	struct lb_wbatch b;
 
 	lb_wbatch_init(&b, 31, 31);
-	cr_assert(eq(int, lb_wbatch_add(&b, &objs[0], 3), 30));
+	cr_assert(eq(int, lb_wbatch_add(&b, &objs[0], 3), 0));
+	cr_assert(eq(int, lb_wbatch_room(&b), 30));
+	cr_assert(eq(int, lb_wbatch_room(NULL), -EINVAL));
 	cr_assert(eq(int, lb_wbatch_add(NULL, &objs[1], 1), -EINVAL));
 	cr_assert(eq(int, lb_wbatch_add(&b, NULL, 1), -EINVAL));
 	cr_assert(eq(int, lb_wbatch_add(&b, &objs[1], 0), -EINVAL));
@@ -93,7 +96,7 @@ Test(wbatch, add_accepts_largest_weight)
 
 	lb_wbatch_init(&b, 31, LB_WBATCH_WEIGHT_MAX);
 	/* Reaches the cap alone: appended, must not wait. */
-	cr_assert(eq(int, lb_wbatch_add(&b, &objs[0], LB_WBATCH_WEIGHT_MAX), 0));
+	cr_assert(eq(int, lb_wbatch_add(&b, &objs[0], LB_WBATCH_WEIGHT_MAX), 1));
 	cr_assert(eq(long, lb_wbatch_weight(&b), LB_WBATCH_WEIGHT_MAX));
 }
 
@@ -111,7 +114,8 @@ Test(wbatch, add_rejects_batch_with_bad_caps)
 	cr_assert(eq(int, lb_wbatch_count(&big), 0));
 }
 
-/* Weight 1 everywhere is 6.12's folio_batch_add(): entries left, 0 at 31. */
+/* Weight 1 everywhere is 6.12's folio_batch_add(): room after each add is
+ * its return value, and the 31st add says flush. */
 Test(wbatch, weight_one_is_folio_batch)
 {
 	struct lb_wbatch b;
@@ -119,8 +123,12 @@ Test(wbatch, weight_one_is_folio_batch)
 
 	lb_wbatch_init(&b, LB_WBATCH_MAX, LB_WBATCH_MAX);
 	for (i = 0; i < LB_WBATCH_MAX; i++)
+	{
 		cr_assert(eq(int, lb_wbatch_add(&b, &objs[i], 1),
-			     LB_WBATCH_MAX - 1 - i), "add %d", i);
+			     i == LB_WBATCH_MAX - 1), "add %d", i);
+		cr_assert(eq(int, lb_wbatch_room(&b), LB_WBATCH_MAX - 1 - i),
+			  "room after add %d", i);
+	}
 	cr_assert(eq(int, lb_wbatch_count(&b), LB_WBATCH_MAX));
 	for (i = 0; i < LB_WBATCH_MAX; i++)
 		cr_assert(eq(ptr, b.objs[i], &objs[i]), "order at %d", i);
@@ -131,8 +139,8 @@ Test(wbatch, enospc_when_flush_was_skipped_full)
 	struct lb_wbatch b;
 
 	lb_wbatch_init(&b, 2, 31);
-	cr_assert(eq(int, lb_wbatch_add(&b, &objs[0], 1), 1));
-	cr_assert(eq(int, lb_wbatch_add(&b, &objs[1], 1), 0));
+	cr_assert(eq(int, lb_wbatch_add(&b, &objs[0], 1), 0));
+	cr_assert(eq(int, lb_wbatch_add(&b, &objs[1], 1), 1));
 	cr_assert(eq(int, lb_wbatch_add(&b, &objs[2], 1), -ENOSPC));
 	cr_assert(eq(int, lb_wbatch_count(&b), 2));
 	cr_assert(eq(long, lb_wbatch_weight(&b), 2));
@@ -143,8 +151,9 @@ Test(wbatch, enospc_when_flush_was_skipped_overweight)
 	struct lb_wbatch b;
 
 	lb_wbatch_init(&b, 31, 8);
-	cr_assert(eq(int, lb_wbatch_add(&b, &objs[0], 5), 30));
-	cr_assert(eq(int, lb_wbatch_add(&b, &objs[1], 5), 0));
+	cr_assert(eq(int, lb_wbatch_add(&b, &objs[0], 5), 0));
+	cr_assert(eq(int, lb_wbatch_add(&b, &objs[1], 5), 1));
+	cr_assert(eq(int, lb_wbatch_room(&b), 29), "flush for weight, room left");
 	cr_assert(eq(int, lb_wbatch_add(&b, &objs[2], 1), -ENOSPC));
 	cr_assert(eq(int, lb_wbatch_count(&b), 2));
 	cr_assert(eq(long, lb_wbatch_weight(&b), 10));
@@ -165,7 +174,8 @@ Test(wbatch, reinit_empties_and_keeps_caps)
 	cr_assert(eq(long, lb_wbatch_weight(&b), 0));
 	cr_assert(eq(int, b.max_nr, 3));
 	cr_assert(eq(u32, b.max_weight, 9));
-	cr_assert(eq(int, lb_wbatch_add(&b, &objs[3], 1), 2));
+	cr_assert(eq(int, lb_wbatch_add(&b, &objs[3], 1), 0));
+	cr_assert(eq(int, lb_wbatch_room(&b), 2));
 }
 
 Test(wbatch, count_weight_reject_null)
@@ -183,8 +193,8 @@ Test(wbatch, count_weight_reject_null)
 Test(wbatch, c13_weight_boundaries)
 {
 	static const uint32_t w[] = { 1, 4, 16, 4, 4, 2, 31, 30, 32 };
-	/* Entries left after each add, 0 = flush now (the rule's prediction). */
-	static const int expect[] = { 30, 29, 28, 27, 26, 25, 0, 30, 0 };
+	/* 1 = flush now, 0 = waits (the rule's prediction). */
+	static const int expect[] = { 0, 0, 0, 0, 0, 0, 1, 0, 1 };
 	static const long weight_at_flush[] = { [6] = 62, [8] = 62 };
 	struct lb_wbatch b;
 	unsigned int i, flushes = 0;
@@ -195,10 +205,10 @@ Test(wbatch, c13_weight_boundaries)
 
 		cr_assert(eq(int, rc, expect[i]), "C13 add %u (weight %u)", i,
 			  w[i]);
-		if (rc)
+		if (!rc)
 			cr_assert(le(long, lb_wbatch_weight(&b), 31),
 				  "a waiting batch holds at most 31 units");
-		if (rc == 0) {
+		if (rc == 1) {
 			cr_assert(eq(long, lb_wbatch_weight(&b),
 				     weight_at_flush[i]));
 			flushes++;

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/*
+ * lb_cpubatch statistics as a table and as JSON, from lb_cpubatch_stats()
+ * alone: one row per slot that saw an add or holds objects, then the total.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <lockbatch/cpubatch.h>
+
+/* Totals and every slot's counters; *@slots is malloc'd. */
+static int snapshot(struct lb_cpubatch *pc, struct lb_cpubatch_stats *st,
+		    struct lb_cpubatch_slot_stats **slots)
+{
+	int n = lb_cpubatch_stats(pc, st, NULL, 0);
+
+	if (n < 0)
+		return n;
+	*slots = calloc((size_t)n ? (size_t)n : 1, sizeof(**slots));
+	if (!*slots)
+		return -ENOMEM;
+	return lb_cpubatch_stats(pc, st, *slots, (unsigned int)n);
+}
+
+static unsigned long long flushes(const struct lb_cpubatch_slot_stats *s)
+{
+	unsigned long long sum = 0;
+
+	for (int c = 0; c < LB_FLUSH_NR; c++)
+		sum += s->flushes[c];
+	return sum;
+}
+
+static void row(FILE *f, const char *label, const struct lb_cpubatch_slot_stats *s)
+{
+	unsigned long long fl = flushes(s);
+
+	fprintf(f, "%8s %12llu %12llu %10llu %8.2f %12llu %8llu %8llu\n", label,
+		(unsigned long long)s->adds, (unsigned long long)s->weight_added,
+		fl, fl ? (double)s->objs_flushed / (double)fl : 0.0,
+		(unsigned long long)s->objs_committed,
+		(unsigned long long)s->nr_cached,
+		(unsigned long long)s->weight_cached);
+}
+
+static void causes_table(FILE *f, const struct lb_cpubatch_slot_stats *t)
+{
+	fputs("\nflushes by cause:", f);
+	for (int c = 0; c < LB_FLUSH_NR; c++)
+		fprintf(f, " %s %llu", lb_cpubatch_flush_cause_name((enum lb_flush_cause)c),
+			(unsigned long long)t->flushes[c]);
+	fputc('\n', f);
+}
+
+int lb_cpubatch_report(FILE *f, struct lb_cpubatch *pc)
+{
+	struct lb_cpubatch_slot_stats *slots;
+	struct lb_cpubatch_stats st;
+	char label[16];
+	int n;
+
+	if (!f || !pc)
+		return -EINVAL;
+	n = snapshot(pc, &st, &slots);
+	if (n < 0)
+		return n;
+	fprintf(f, "%8s %12s %12s %10s %8s %12s %8s %8s\n", "slot", "adds",
+		"weight", "flushes", "objs/fl", "committed", "cached", "cachedw");
+	for (int i = 0; i < n; i++) {
+		if (!slots[i].adds && !slots[i].nr_cached)
+			continue;
+		snprintf(label, sizeof(label), "%d", i);
+		row(f, label, &slots[i]);
+	}
+	row(f, "total", &st.total);
+	causes_table(f, &st.total);
+	fprintf(f, "slots %u, cpu-id %s, back-end lock holds %llu, flushes in flight %llu\n"
+		   "settle: settled %llu drained %llu busy %llu waits %llu; "
+		   "drain_all: calls %llu passes %llu coalesced %llu forced %llu; "
+		   "disabled %u\n",
+		st.nr_slots, lb_cpu_source_name(st.cpu_src),
+		(unsigned long long)st.backend_locks,
+		(unsigned long long)st.flushes_inflight,
+		(unsigned long long)st.drain.settled,
+		(unsigned long long)st.drain.drained,
+		(unsigned long long)st.drain.busy,
+		(unsigned long long)st.drain.settle_waits,
+		(unsigned long long)st.drain.drain_all_calls,
+		(unsigned long long)st.drain.drain_all_passes,
+		(unsigned long long)st.drain.drain_all_coalesced,
+		(unsigned long long)st.drain.drain_all_forced,
+		st.drain.disable_depth);
+	free(slots);
+	return ferror(f) ? -EIO : 0;
+}
+
+static void json_slot(FILE *f, const struct lb_cpubatch_slot_stats *s)
+{
+	fprintf(f, "{\"adds\":%llu,\"weight_added\":%llu,\"flushes\":{",
+		(unsigned long long)s->adds, (unsigned long long)s->weight_added);
+	for (int c = 0; c < LB_FLUSH_NR; c++)
+		fprintf(f, "%s\"%s\":%llu", c ? "," : "",
+			lb_cpubatch_flush_cause_name((enum lb_flush_cause)c),
+			(unsigned long long)s->flushes[c]);
+	fprintf(f, "},\"flushes_committed\":%llu,\"objs_flushed\":%llu,"
+		   "\"objs_committed\":%llu,\"weight_flushed\":%llu,"
+		   "\"nr_cached\":%llu,\"weight_cached\":%llu}",
+		(unsigned long long)s->flushes_committed,
+		(unsigned long long)s->objs_flushed,
+		(unsigned long long)s->objs_committed,
+		(unsigned long long)s->weight_flushed,
+		(unsigned long long)s->nr_cached,
+		(unsigned long long)s->weight_cached);
+}
+
+static void json_drain(FILE *f, const struct lb_cpubatch_drain_stats *d)
+{
+	fprintf(f, "{\"settled\":%llu,\"drained\":%llu,\"busy\":%llu,"
+		   "\"settle_waits\":%llu,\"drain_all_calls\":%llu,"
+		   "\"drain_all_passes\":%llu,\"drain_all_forced\":%llu,"
+		   "\"drain_all_coalesced\":%llu,\"drain_all_slots_touched\":%llu,"
+		   "\"drain_all_slots_max\":%llu,\"disable_depth\":%u}",
+		(unsigned long long)d->settled, (unsigned long long)d->drained,
+		(unsigned long long)d->busy, (unsigned long long)d->settle_waits,
+		(unsigned long long)d->drain_all_calls,
+		(unsigned long long)d->drain_all_passes,
+		(unsigned long long)d->drain_all_forced,
+		(unsigned long long)d->drain_all_coalesced,
+		(unsigned long long)d->drain_all_slots_touched,
+		(unsigned long long)d->drain_all_slots_max, d->disable_depth);
+}
+
+int lb_cpubatch_report_json(FILE *f, struct lb_cpubatch *pc)
+{
+	struct lb_cpubatch_slot_stats *slots;
+	struct lb_cpubatch_stats st;
+	int n;
+
+	if (!f || !pc)
+		return -EINVAL;
+	n = snapshot(pc, &st, &slots);
+	if (n < 0)
+		return n;
+	fprintf(f, "{\"nr_slots\":%u,\"cpu_src\":\"%s\",\"backend_locks\":%llu,"
+		   "\"flushes_inflight\":%llu,\"total\":", st.nr_slots,
+		lb_cpu_source_name(st.cpu_src),
+		(unsigned long long)st.backend_locks,
+		(unsigned long long)st.flushes_inflight);
+	json_slot(f, &st.total);
+	fputs(",\"drain\":", f);
+	json_drain(f, &st.drain);
+	fputs(",\"slots\":[", f);
+	for (int i = 0; i < n; i++) {
+		fputs(i ? "," : "", f);
+		json_slot(f, &slots[i]);
+	}
+	fputs("]}\n", f);
+	free(slots);
+	return ferror(f) ? -EIO : 0;
+}
