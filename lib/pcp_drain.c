@@ -106,7 +106,8 @@ static int decay_locked(struct lb_pcp *p)
 	for (i = 0; i < p->slots.nr; i++)
 		if (decay_slot(p, lbi_pcp_slot_at(p, i)))
 			todo = 1;
-	p->ticks++;
+	/* Read without the tick mutex by lb_pcp_stats(), which a fork child may call. */
+	ck_pr_store_64(&p->ticks, p->ticks + 1);
 	return todo;
 }
 
@@ -259,9 +260,11 @@ int lb_pcp_stats(struct lb_pcp *p, struct lb_pcp_stats *out,
 	lbi_slots_stats(&p->slots, read_slot, out, slots, nr, sizeof(*slots),
 			&scratch);
 	if (out) {
-		pthread_mutex_lock(&p->tick_mutex);
-		out->ticks = p->ticks;
-		pthread_mutex_unlock(&p->tick_mutex);
+		/*
+		 * No tick mutex: it may be copied held into a fork child
+		 * (see DOC: Per-CPU object cache), and stats must work there.
+		 */
+		out->ticks = ck_pr_load_64(&p->ticks);
 		lb_lock_stats(p->bl, &ls);
 		out->backend_locks = ls.acquisitions;
 		out->nr_slots = p->slots.nr;
