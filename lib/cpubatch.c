@@ -307,8 +307,6 @@ int lb_cpubatch_drain_local(struct lb_cpubatch *pc)
 	unsigned int idx;
 	int rc;
 
-	if (!pc)
-		return -EINVAL;
 	rc = lbi_context_check(pc);
 	if (rc)
 		return rc;
@@ -330,8 +328,6 @@ int lb_cpubatch_destroy(struct lb_cpubatch *pc)
 	unsigned int i;
 	int rc;
 
-	if (!pc)
-		return -EINVAL;
 	rc = lbi_context_check(pc);
 	if (rc)
 		return rc;

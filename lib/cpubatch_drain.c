@@ -320,8 +320,6 @@ static int drain_all_checked(struct lb_cpubatch *pc, bool forced)
 {
 	int rc;
 
-	if (!pc)
-		return -EINVAL;
 	rc = lbi_context_check(pc);
 	if (rc)
 		return rc;
@@ -343,8 +341,6 @@ int lb_cpubatch_disable(struct lb_cpubatch *pc)
 	uint32_t old;
 	int rc;
 
-	if (!pc)
-		return -EINVAL;
 	rc = lbi_context_check(pc);
 	if (rc)
 		return rc;

@@ -122,12 +122,14 @@ static void commit_runs(struct lb_cpubatch *pc, struct lbi_flushbuf *buf)
  * this very flush), nor while this thread owes @pc a deferred batch (its
  * in-flight count cannot drop before the outer flush returns) or holds its
  * drain mutex (a callback of a drain_all pass), nor one frame deeper than
- * the documented bound.
+ * the documented bound. A NULL @pc is -EINVAL, checked first.
  */
 int lbi_context_check(const struct lb_cpubatch *pc)
 {
 	unsigned int i;
 
+	if (!pc)
+		return -EINVAL;
 	for (i = 0; i < cur.depth; i++)
 		if (cur.frames[i] == pc)
 			return -EDEADLK;
