@@ -124,6 +124,32 @@ static inline void lbi_spin_unlock(ck_spinlock_fas_t *l)
 }
 
 /*
+ * Whether the TSan annotations reach a runtime: always in a TSan build,
+ * else when a TSan-built client brought one. Constant for the process, so
+ * a caller may ask once and then use the _plain calls below when it says
+ * no (they leave out the annotations' per-call test).
+ */
+static inline bool lbi_tsan_client(void)
+{
+#ifdef LB_TSAN
+	return true;
+#else
+	return __tsan_acquire != NULL;
+#endif
+}
+
+static inline void lbi_spin_lock_plain(ck_spinlock_fas_t *l)
+{
+	if (lbi_unlikely(!ck_spinlock_fas_trylock(l)))
+		lbi_spin_lock_slow(l);
+}
+
+static inline void lbi_spin_unlock_plain(ck_spinlock_fas_t *l)
+{
+	ck_spinlock_fas_unlock(l);
+}
+
+/*
  * ck fair-lock shim for lb_lock (lib/lock.c): the same annotations, on the
  * lb_lock's lock word, for the ticket and queue kinds.
  */

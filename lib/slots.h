@@ -86,17 +86,17 @@ static inline struct lbi_slot_hdr *lbi_slot_hdr(const struct lbi_slots *s,
 }
 
 /*
- * Slot for the calling thread: the injected source when there is one, else
- * the current CPU, folded into [0, nr_slots). An unknown CPU (negative id)
- * selects slot 0: any slot is correct because slots are locked.
+ * The calling thread's slot index: the injected source when there is one,
+ * else the current CPU, folded into [0, nr). An unknown CPU (negative id)
+ * selects slot 0: any slot is correct because slots are locked. @s->nr is
+ * read after the CPU id, so a caller keeps only @s across the call.
  */
-static inline unsigned int lbi_cpu_slot(lb_cpu_fn fn, void *arg,
-					unsigned int nr_slots)
+static inline unsigned int lbi_slots_this(const struct lbi_slots *s)
 {
 	int cpu;
 
-	if (fn)
-		cpu = fn(arg);
+	if (s->cpu_fn)
+		cpu = s->cpu_fn(s->cpu_arg);
 	else {
 #if LB_HAVE_RSEQ
 		cpu = lbi_rseq_cpu();
@@ -108,14 +108,8 @@ static inline unsigned int lbi_cpu_slot(lb_cpu_fn fn, void *arg,
 	}
 	if (lbi_unlikely(cpu < 0))
 		return 0;
-	return (unsigned int)cpu < nr_slots ? (unsigned int)cpu :
-					      (unsigned int)cpu % nr_slots;
-}
-
-/* The calling thread's slot index. */
-static inline unsigned int lbi_slots_this(const struct lbi_slots *s)
-{
-	return lbi_cpu_slot(s->cpu_fn, s->cpu_arg, s->nr);
+	return (unsigned int)cpu < s->nr ? (unsigned int)cpu :
+					   (unsigned int)cpu % s->nr;
 }
 
 /* The slot lock, on the owner's lock path (R1/R5 without R2/R4). */
@@ -132,6 +126,22 @@ static inline int lbi_slot_trylock(struct lbi_slot_hdr *h)
 static inline void lbi_slot_unlock(struct lbi_slot_hdr *h)
 {
 	lbi_spin_unlock(&h->lock);
+}
+
+/* As lbi_slot_lock()/lbi_slot_unlock() once lbi_tsan_client() said no. */
+static inline void lbi_slot_lock_plain(struct lbi_slot_hdr *h)
+{
+	lbi_spin_lock_plain(&h->lock);
+}
+
+static inline int lbi_slot_trylock_plain(struct lbi_slot_hdr *h)
+{
+	return ck_spinlock_fas_trylock(&h->lock);
+}
+
+static inline void lbi_slot_unlock_plain(struct lbi_slot_hdr *h)
+{
+	lbi_spin_unlock_plain(&h->lock);
 }
 
 /*
