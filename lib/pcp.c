@@ -111,6 +111,8 @@ static void apply_defaults(struct lb_pcp_conf *c)
 	}
 }
 
+static void set_path_ops(struct lb_pcp *p);
+
 int lb_pcp_create(struct lb_pcp **pp, const struct lb_pcp_conf *conf)
 {
 	struct lb_pcp_conf cc, *c = &cc;
@@ -151,6 +153,7 @@ int lb_pcp_create(struct lb_pcp **pp, const struct lb_pcp_conf *conf)
 			goto out_slots;
 	}
 	lbi_pcp_mag_setup(p, c->batch, c->flags & LB_PCP_F_LOCK_PATH);
+	set_path_ops(p);
 	pthread_mutex_init(&p->tick_mutex, NULL);
 	pthread_mutex_init(&p->thr_mutex, NULL);
 	pthread_cond_init(&p->thr_cond, NULL);
@@ -367,28 +370,47 @@ static inline struct lbi_pcp_slot *miss_slot(struct lb_pcp *p, int cpu)
 }
 
 /*
- * The lock path of an allocation on @sl. @rseq is a constant at each call
- * site, so the lock-path-only build of this stays as short as before the
- * owner sections existed.
+ * The owner's hold of its slot on @path, a constant at each call site: on
+ * the rseq path the fold before and the magazine reload after (pcp_mag.c);
+ * on LBI_PCP_LOCK the slot lock without the TSan-client test (taken by
+ * trylock in alloc_lock() and free_lock(), waited for in alloc_wait() and
+ * free_wait()); on LBI_PCP_LOCK_CHECKED the annotated one.
  */
-static inline __attribute__((always_inline)) int
-alloc_locked(struct lb_pcp *p, unsigned int order, void **out,
-	     struct lbi_pcp_slot *sl, const bool rseq)
+static inline __attribute__((always_inline)) void
+owner_lock(struct lb_pcp *p, struct lbi_pcp_slot *sl,
+	   const enum lbi_pcp_path path)
 {
-	void *obj;
-
-	if (rseq)
+	if (path == LBI_PCP_RSEQ)
 		lbi_pcp_lock_rseq(p, sl);
 	else
 		lbi_slot_lock(&sl->hdr);
-	lbi_tune_alloc_start(p->tuner, &sl->ts);
-	if (lbi_unlikely(cds_list_empty(&sl->lists[order]) || p->dbg))
-		return alloc_slow(p, sl, order, out);
-	obj = pop(p, sl, order);
-	if (rseq)
+}
+
+static inline __attribute__((always_inline)) void
+owner_unlock(struct lb_pcp *p, struct lbi_pcp_slot *sl,
+	     const enum lbi_pcp_path path)
+{
+	if (path == LBI_PCP_RSEQ)
 		lbi_pcp_unlock_rseq(p, sl, true);
+	else if (path == LBI_PCP_LOCK)
+		lbi_slot_unlock_plain(&sl->hdr);
 	else
 		lbi_slot_unlock(&sl->hdr);
+}
+
+/* After the owner's lock: the warm-list case here, the rest alloc_slow(). */
+static inline __attribute__((always_inline)) int
+alloc_held(struct lb_pcp *p, unsigned int order, void **out,
+	   struct lbi_pcp_slot *sl, const enum lbi_pcp_path path)
+{
+	void *obj;
+
+	lbi_tune_alloc_start(p->tuner, &sl->ts);
+	if (lbi_unlikely(cds_list_empty(&sl->lists[order]) ||
+			 (path == LBI_PCP_LOCK_CHECKED && p->dbg)))
+		return alloc_slow(p, sl, order, out);
+	obj = pop(p, sl, order);
+	owner_unlock(p, sl, path);
 	*out = obj;
 	return 0;
 }
@@ -398,36 +420,77 @@ static __attribute__((noinline)) int alloc_miss(struct lb_pcp *p,
 						unsigned int order,
 						void **out, int cpu)
 {
-	return alloc_locked(p, order, out, miss_slot(p, cpu), true);
+	struct lbi_pcp_slot *sl = miss_slot(p, cpu);
+
+	owner_lock(p, sl, LBI_PCP_RSEQ);
+	return alloc_held(p, order, out, sl, LBI_PCP_RSEQ);
 }
 
-/* The rseq path; no register to save before the section. */
-static __attribute__((noinline)) int alloc_rseq(struct lb_pcp *p,
-						unsigned int order,
-						void **out)
+/* &lb_pcp.alloc_path of the rseq path: orders above 0. */
+static int alloc_rseq_order(struct lb_pcp *p, unsigned int order, void **out)
 {
-	int cpu = -1;
-
-	if (!order) {
-		void *obj;
-
-		/* The section writes obj before it commits: never *out. */
-		if (lbi_rseq_pop(&p->lay, p->slots.base, &obj,
-				 LBI_PCP_MAG_POP_W, &cpu) == LBI_RSEQ_OK) {
-			*out = obj;
-			return 0;
-		}
-	}
-	return alloc_miss(p, order, out, cpu);
+	if (lbi_unlikely(order > p->max_order))
+		return -EINVAL;
+	return alloc_miss(p, order, out, -1);
 }
 
+/* LBI_PCP_LOCK's wait for a slot lock held elsewhere, off the hot path. */
+static __attribute__((noinline)) int alloc_wait(struct lb_pcp *p,
+						unsigned int order,
+						void **out,
+						struct lbi_pcp_slot *sl)
+{
+	lbi_slot_lock_plain(&sl->hdr);
+	return alloc_held(p, order, out, sl, LBI_PCP_LOCK);
+}
+
+/*
+ * &lb_pcp.alloc_path of LBI_PCP_LOCK: only the CPU-id call is made with
+ * values to keep, so little is saved around it.
+ */
+static int alloc_lock(struct lb_pcp *p, unsigned int order, void **out)
+{
+	struct lbi_pcp_slot *sl;
+
+	if (lbi_unlikely(order > p->max_order))
+		return -EINVAL;
+	sl = this_slot(p);
+	if (lbi_unlikely(!lbi_slot_trylock_plain(&sl->hdr)))
+		return alloc_wait(p, order, out, sl);
+	/* Order 0, the common case, with its list and weight constant. */
+	if (lbi_likely(!order))
+		return alloc_held(p, 0, out, sl, LBI_PCP_LOCK);
+	return alloc_held(p, order, out, sl, LBI_PCP_LOCK);
+}
+
+/* &lb_pcp.alloc_path of LBI_PCP_LOCK_CHECKED. */
+static int alloc_checked(struct lb_pcp *p, unsigned int order, void **out)
+{
+	struct lbi_pcp_slot *sl;
+
+	if (lbi_unlikely(order > p->max_order))
+		return -EINVAL;
+	sl = this_slot(p);
+	owner_lock(p, sl, LBI_PCP_LOCK_CHECKED);
+	return alloc_held(p, order, out, sl, LBI_PCP_LOCK_CHECKED);
+}
+
+/*
+ * The checks, then on the rseq path straight into the section: nothing is
+ * saved before it, and a miss tail-calls the lock path. Every other call
+ * jumps to its path's function, which checks the order.
+ */
 int lb_pcp_alloc(struct lb_pcp *p, unsigned int order, void **out)
 {
-	if (lbi_unlikely(!p || !out || order > p->max_order))
+	int cpu;
+
+	if (lbi_unlikely(!p || !out))
 		return -EINVAL;
-	if (p->slots.rseq)
-		return alloc_rseq(p, order, out);
-	return alloc_locked(p, order, out, this_slot(p), false);
+	if (lbi_unlikely((order | p->path) != LBI_PCP_RSEQ))
+		return p->alloc_path(p, order, out);
+	if (lbi_likely(lbi_pcp_mag_pop(p, out, &cpu) == LBI_RSEQ_OK))
+		return 0;
+	return alloc_miss(p, 0, out, cpu);
 }
 
 /*
@@ -463,53 +526,100 @@ static __attribute__((noinline)) int free_slow(struct lb_pcp *p,
 	return 0;
 }
 
-/* The lock path of a free on @sl; @rseq as for alloc_locked(). */
+/* After the owner's lock: the no-flush case here, the rest free_slow(). */
 static inline __attribute__((always_inline)) int
-free_locked(struct lb_pcp *p, void *obj, unsigned int order,
-	    struct lbi_pcp_slot *sl, const bool rseq)
+free_held(struct lb_pcp *p, void *obj, unsigned int order,
+	  struct lbi_pcp_slot *sl, const enum lbi_pcp_path path)
 {
-	if (rseq)
-		lbi_pcp_lock_rseq(p, sl);
-	else
-		lbi_slot_lock(&sl->hdr);
-	if (lbi_unlikely(p->dbg || !lbi_tune_free_fast(p->tuner, &sl->ts,
-						       order)))
+	if (lbi_unlikely((path == LBI_PCP_LOCK_CHECKED && p->dbg) ||
+			 !lbi_tune_free_fast(p->tuner, &sl->ts, order)))
 		return free_slow(p, sl, obj, order);
 	cds_list_add((struct cds_list_head *)obj, &sl->lists[order]);
 	sl->st.frees++;
-	if (rseq)
-		lbi_pcp_unlock_rseq(p, sl, true);
-	else
-		lbi_slot_unlock(&sl->hdr);
+	owner_unlock(p, sl, path);
 	return 0;
 }
 
 static __attribute__((noinline)) int free_miss(struct lb_pcp *p, void *obj,
 					       unsigned int order, int cpu)
 {
-	return free_locked(p, obj, order, miss_slot(p, cpu), true);
+	struct lbi_pcp_slot *sl = miss_slot(p, cpu);
+
+	owner_lock(p, sl, LBI_PCP_RSEQ);
+	return free_held(p, obj, order, sl, LBI_PCP_RSEQ);
 }
 
-static __attribute__((noinline)) int free_rseq(struct lb_pcp *p, void *obj,
-					       unsigned int order)
+/* &lb_pcp.free_path of the rseq path: orders above 0. */
+static int free_rseq_order(struct lb_pcp *p, void *obj, unsigned int order)
 {
-	int cpu = -1;
-
-	if (!order && lbi_rseq_push_cap(&p->lay, p->slots.base, obj, 1,
-					LBI_PCP_MAG_OPS_MAX, &cpu) ==
-		      LBI_RSEQ_OK)
-		return 0;
-	return free_miss(p, obj, order, cpu);
+	if (lbi_unlikely(order > p->max_order))
+		return -EINVAL;
+	return free_miss(p, obj, order, -1);
 }
 
+/* As alloc_wait(). */
+static __attribute__((noinline)) int free_wait(struct lb_pcp *p, void *obj,
+					       unsigned int order,
+					       struct lbi_pcp_slot *sl)
+{
+	lbi_slot_lock_plain(&sl->hdr);
+	return free_held(p, obj, order, sl, LBI_PCP_LOCK);
+}
+
+/* &lb_pcp.free_path of LBI_PCP_LOCK, as alloc_lock(). */
+static int free_lock(struct lb_pcp *p, void *obj, unsigned int order)
+{
+	struct lbi_pcp_slot *sl;
+
+	if (lbi_unlikely(order > p->max_order))
+		return -EINVAL;
+	sl = this_slot(p);
+	if (lbi_unlikely(!lbi_slot_trylock_plain(&sl->hdr)))
+		return free_wait(p, obj, order, sl);
+	if (lbi_likely(!order))
+		return free_held(p, obj, 0, sl, LBI_PCP_LOCK);
+	return free_held(p, obj, order, sl, LBI_PCP_LOCK);
+}
+
+/* &lb_pcp.free_path of LBI_PCP_LOCK_CHECKED. */
+static int free_checked(struct lb_pcp *p, void *obj, unsigned int order)
+{
+	struct lbi_pcp_slot *sl;
+
+	if (lbi_unlikely(order > p->max_order))
+		return -EINVAL;
+	sl = this_slot(p);
+	owner_lock(p, sl, LBI_PCP_LOCK_CHECKED);
+	return free_held(p, obj, order, sl, LBI_PCP_LOCK_CHECKED);
+}
+
+/* As lb_pcp_alloc(); the pointer checks are the API's (-EINVAL). */
 int lb_pcp_free(struct lb_pcp *p, void *obj, unsigned int order)
 {
-	if (lbi_unlikely(!p || !obj || order > p->max_order ||
-			 ((uintptr_t)obj & (sizeof(void *) - 1))))
+	int cpu;
+
+	if (lbi_unlikely(!p || !obj || ((uintptr_t)obj & (sizeof(void *) - 1))))
 		return -EINVAL;
-	if (p->slots.rseq)
-		return free_rseq(p, obj, order);
-	return free_locked(p, obj, order, this_slot(p), false);
+	if (lbi_unlikely((order | p->path) != LBI_PCP_RSEQ))
+		return p->free_path(p, obj, order);
+	if (lbi_likely(lbi_pcp_mag_push(p, obj, &cpu) == LBI_RSEQ_OK))
+		return 0;
+	return free_miss(p, obj, 0, cpu);
+}
+
+/* The entry points of the path lbi_pcp_mag_setup() chose. */
+static void set_path_ops(struct lb_pcp *p)
+{
+	if (p->path == LBI_PCP_RSEQ) {
+		p->alloc_path = alloc_rseq_order;
+		p->free_path = free_rseq_order;
+	} else if (p->path == LBI_PCP_LOCK) {
+		p->alloc_path = alloc_lock;
+		p->free_path = free_lock;
+	} else {
+		p->alloc_path = alloc_checked;
+		p->free_path = free_checked;
+	}
 }
 
 int lb_pcp_slot_state(struct lb_pcp *p, unsigned int slot,

@@ -8,6 +8,8 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include <ck_md.h>
 #include <ck_spinlock.h>
@@ -23,8 +25,14 @@
  * the last fold; a push above this many folds on the lock path first.
  */
 #define LBI_PCP_MAG_OPS_MAX (1u << 30)
-/* A pop's weight: adds 1 to the weight half while taking 1 from the count. */
-#define LBI_PCP_MAG_POP_W UINT32_MAX
+/*
+ * The sections' changes to the magazine word: a push adds 1 to the count
+ * and to the weight; a pop takes 1 from the (nonzero) count and adds 1 to
+ * the weight, i.e. adds 2^32 - 1 to the word.
+ */
+#define LBI_PCP_MAG_PUSH_ADD lbi_rseq_word(1, 1)
+#define LBI_PCP_MAG_PUSH_LIM lbi_rseq_word(UINT32_MAX, LBI_PCP_MAG_OPS_MAX)
+#define LBI_PCP_MAG_POP_ADD 0xffffffffull
 
 /* Peer slots an ADAPTIVE refill tries before the back-end. */
 #define LBI_PCP_STEAL_PEERS 3
@@ -58,11 +66,30 @@ struct lbi_pcp_slot {
 
 struct lbi_pcp_dbg;
 
+/*
+ * How lb_pcp_alloc() and lb_pcp_free() run, chosen once at create
+ * (lbi_pcp_mag_setup()), so that each path tests nothing else per call.
+ */
+enum lbi_pcp_path {
+	LBI_PCP_RSEQ,		/* order 0 through the magazine (DOC: Owner path) */
+	LBI_PCP_LOCK,		/* the slot lock, without TSan annotations */
+	/* The slot lock with the TSan-client annotations, or the debug set. */
+	LBI_PCP_LOCK_CHECKED,
+};
+
 struct lb_pcp {
-	struct lbi_slots slots;		/* of struct lbi_pcp_slot */
-	struct lbi_rseq_layout lay;	/* the magazines, for the sections */
-	unsigned int mag_cap;		/* 0: lock path */
+	/* Read by every alloc and free: first, on one cache line. */
+	enum lbi_pcp_path path;
 	unsigned int max_order;
+	/* Every call but an order-0 one on the rseq path, per path. */
+	int (*alloc_path)(struct lb_pcp *p, unsigned int order, void **out);
+	int (*free_path)(struct lb_pcp *p, void *obj, unsigned int order);
+	uint32_t mag_nr;		/* rseq: CPU ids below it have a magazine */
+	long rseq_off;			/* rseq: __rseq_offset */
+	char *mag_hdr;			/* rseq: slot 0's hdr.rseq */
+
+	struct lbi_slots slots;		/* of struct lbi_pcp_slot */
+	unsigned int mag_cap;		/* 0: lock path */
 	enum lb_pcp_tuner tuner;
 	unsigned int flags;
 	int chunk;			/* batch << LB_PCP_BATCH_SCALE_MAX */
@@ -91,13 +118,92 @@ struct lb_pcp {
 static inline struct lbi_pcp_slot *lbi_pcp_slot_at(const struct lb_pcp *p,
 					     unsigned int idx)
 {
-	return (struct lbi_pcp_slot *)p->slots.base + idx;
+	/* By the stride (== sizeof): one multiply, not a shift sequence. */
+	return (struct lbi_pcp_slot *)lbi_slot_at(&p->slots, idx);
 }
 
 static inline void lbi_pcp_note_hold(struct lbi_pcp_slot *sl, int units)
 {
 	if ((uint64_t)units > sl->st.max_hold_units)
 		sl->st.max_hold_units = (uint64_t)units;
+}
+
+/* The magazine's displacement from a slot's hdr.rseq, for the sections. */
+#define LBI_PCP_MAG_DISP							\
+	((long)(offsetof(struct lbi_pcp_slot, mag) -			\
+		offsetof(struct lbi_pcp_slot, hdr.rseq)))
+
+#if LBI_RSEQ_ARCH
+static inline __attribute__((always_inline)) struct lbi_rseq_hdr *
+lbi_pcp_mag_hdr(const struct lb_pcp *p, uint32_t cpu)
+{
+	return (struct lbi_rseq_hdr *)(p->mag_hdr + (size_t)cpu *
+				       p->slots.stride);
+}
+#endif
+
+/*
+ * The owner path's entry points (LBI_PCP_RSEQ, order 0): one section on
+ * the calling CPU's magazine. Inline, so that lb_pcp_alloc() and
+ * lb_pcp_free() reach the section with no call and no saved register.
+ * *@cpup is the CPU the last attempt indexed, or -1 for an id that has no
+ * magazine (negative, or not below mag_nr): the slot of the lock path.
+ * Return: %LBI_RSEQ_OK; else %LBI_RSEQ_EMPTY, %LBI_RSEQ_FULL or
+ * %LBI_RSEQ_LOCK, nothing changed, for the lock path.
+ */
+static inline __attribute__((always_inline)) int
+lbi_pcp_mag_pop(const struct lb_pcp *p, void **out, int *cpup)
+{
+#if LBI_RSEQ_ARCH
+	int rc;
+
+	do {
+		uint32_t cpu = lbi_rseq_arch_cpu_id(p->rseq_off);
+
+		*cpup = -1;
+		if (lbi_unlikely(cpu >= p->mag_nr))
+			return LBI_RSEQ_LOCK;
+		*cpup = (int)cpu;
+		rc = lbi_rseq_arch_pcp_pop(cpu, p->rseq_off,
+					   lbi_pcp_mag_hdr(p, cpu),
+					   LBI_PCP_MAG_DISP, out,
+					   LBI_PCP_MAG_POP_ADD);
+	} while (lbi_unlikely(rc == LBI_RSEQ_RESTART));
+	return rc;
+#else
+	(void)p;
+	(void)out;
+	*cpup = -1;
+	return LBI_RSEQ_LOCK;
+#endif
+}
+
+static inline __attribute__((always_inline)) int
+lbi_pcp_mag_push(const struct lb_pcp *p, void *obj, int *cpup)
+{
+#if LBI_RSEQ_ARCH
+	int rc;
+
+	do {
+		uint32_t cpu = lbi_rseq_arch_cpu_id(p->rseq_off);
+
+		*cpup = -1;
+		if (lbi_unlikely(cpu >= p->mag_nr))
+			return LBI_RSEQ_LOCK;
+		*cpup = (int)cpu;
+		rc = lbi_rseq_arch_pcp_push(cpu, p->rseq_off,
+					    lbi_pcp_mag_hdr(p, cpu),
+					    LBI_PCP_MAG_DISP, obj,
+					    LBI_PCP_MAG_PUSH_ADD,
+					    LBI_PCP_MAG_PUSH_LIM);
+	} while (lbi_unlikely(rc == LBI_RSEQ_RESTART));
+	return rc;
+#else
+	(void)p;
+	(void)obj;
+	*cpup = -1;
+	return LBI_RSEQ_LOCK;
+#endif
 }
 
 /* pcp_release.c */

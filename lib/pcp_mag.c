@@ -7,8 +7,10 @@
  * The magazine word (lib/rseq.h) holds the magazine's object count and, in
  * its weight half, the number of owner sections since the last fold: a
  * push adds 1 to both halves, a pop takes 1 from the count and adds 1 to
- * the weight (weight LBI_PCP_MAG_POP_W). So the allocs and frees stay
- * exact without a second store per call (lbi_pcp_mag_account()).
+ * the weight (LBI_PCP_MAG_PUSH_ADD, LBI_PCP_MAG_POP_ADD). So the allocs and
+ * frees stay exact without a second store per call
+ * (lbi_pcp_mag_account()). The sections themselves are
+ * lbi_pcp_mag_pop() and lbi_pcp_mag_push() (pcp_impl.h).
  */
 #include "config.h"
 
@@ -20,19 +22,30 @@
 
 void lbi_pcp_mag_setup(struct lb_pcp *p, int batch, bool force_lock)
 {
-	p->lay.stride = p->slots.stride;
-	p->lay.hdr_off = offsetof(struct lbi_pcp_slot, hdr.rseq);
-	p->lay.items_off = offsetof(struct lbi_pcp_slot, mag);
-	p->lay.nr_slots = p->slots.nr;
 	p->mag_cap = 0;
+	p->mag_nr = 0;
 	p->slots.rseq = false;
-	/* Injected CPU ids and the debug set need every call under the lock. */
-	if (p->dbg || p->slots.cpu_fn ||
+	/*
+	 * A TSan client sees the orderings through the lock annotations only
+	 * (never inside the sections); the debug set checks every call.
+	 */
+	p->path = p->dbg || lbi_tsan_client() ? LBI_PCP_LOCK_CHECKED :
+						LBI_PCP_LOCK;
+	/* Injected CPU ids need every call under the lock. */
+	if (p->path != LBI_PCP_LOCK || p->slots.cpu_fn ||
 	    !lbi_rseq_usable(force_lock, p->slots.nr))
 		return;
+#if LBI_RSEQ_ARCH
+	p->path = LBI_PCP_RSEQ;
 	p->slots.rseq = true;
+	p->mag_nr = p->slots.nr;
+	p->rseq_off = (long)__rseq_offset;
+	p->mag_hdr = (char *)&lbi_pcp_slot_at(p, 0)->hdr.rseq;
 	p->mag_cap = (unsigned int)batch < LBI_PCP_MAG_MAX ? (unsigned int)batch :
 							     LBI_PCP_MAG_MAX;
+#else
+	(void)batch;
+#endif
 }
 
 /*

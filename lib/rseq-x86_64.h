@@ -254,32 +254,95 @@ empty:
 }
 
 /*
- * Push under a cap read inside the section: as lbi_rseq_arch_push(), but
- * the new count must also be <= h->cap, which a lock holder may lower or
- * raise between sections (lbi_rseq_push_cap()).
+ * lb_pcp's sections (lbi_pcp_mag_pop() and lbi_pcp_mag_push() in
+ * lib/pcp_impl.h). The caller passes the rseq area's offset it cached at
+ * create, the slot header's address and the magazine's displacement from
+ * it as a constant, so between the CPU id load and the commit there is no
+ * address arithmetic left.
+ */
+
+/* This thread's cpu_id (offset 4 of the rseq area at %fs:@off). */
+static inline __attribute__((always_inline)) uint32_t
+lbi_rseq_arch_cpu_id(long off)
+{
+	uint32_t cpu;
+
+	__asm__ __volatile__("movl %%fs:4(%[off]), %[cpu]"
+			     : [cpu] "=r" (cpu) : [off] "r" (off));
+	return cpu;
+}
+
+/*
+ * Pop to *out: word = h->word; empty when its count is 0; new = word +
+ * add (count - 1, weight + 1 with add = 2^32 - 1); item = items[new
+ * count]; commit h->word = new; then, past the post-commit label, *out =
+ * item: an aborted section never writes *out.
  */
 static inline __attribute__((always_inline)) int
-lbi_rseq_arch_push_cap(int cpu, struct lbi_rseq_hdr *h, void **items,
-		       void *item, uint64_t inc, uint64_t lim)
+lbi_rseq_arch_pcp_pop(uint32_t cpu, long off, struct lbi_rseq_hdr *h,
+		      long items, void **out, uint64_t add)
 {
 	__asm__ goto(
 		LBI_RSEQ_ASM_BEGIN
 		"movq 8(%[h]), %%rcx\n\t"
-		"leaq (%%rcx, %[inc]), %%rdx\n\t"
-		/* (e) the cap is read after the arm, so never stale */
+		"testl %%ecx, %%ecx\n\t"
+		"jz %l[empty]\n\t"
+		"leaq (%%rcx, %[add]), %%rdx\n\t"
+		"movl %%edx, %%eax\n\t"
+		"movq %c[items](%[h], %%rax, 8), %%rax\n\t"
+		/* (f) commit: the item is the caller's from here on */
+		"movq %%rdx, 8(%[h])\n\t"
+		LBI_RSEQ_ASM_END
+		"movq %%rax, (%[out])\n\t"
+		:
+		: [cpu] "r" (cpu), [off] "r" (off), [h] "r" (h),
+		  [items] "i" (items), [out] "r" (out), [add] "r" (add)
+		: "memory", "cc", "rax", "rcx", "rdx"
+		: abort, stopped, empty);
+	lbi_rseq_after_goto();
+	return LBI_RSEQ_OK;
+abort:
+	lbi_rseq_after_goto();
+	return LBI_RSEQ_RESTART;
+stopped:
+	lbi_rseq_after_goto();
+	return LBI_RSEQ_LOCK;
+empty:
+	lbi_rseq_after_goto();
+	return LBI_RSEQ_EMPTY;
+}
+
+/*
+ * Push under the slot's cap: word = h->word; new = word + inc (count + 1,
+ * weight + 1); full when the new count exceeds h->cap (read after the
+ * arm, so never stale: a lock holder lowers or raises it between
+ * sections) or the new word exceeds lim (the weight bound in its high
+ * half); items[count] = item, above the committed top; commit h->word =
+ * new. @inc and @lim are constants (immediates of the section).
+ */
+static inline __attribute__((always_inline)) int
+lbi_rseq_arch_pcp_push(uint32_t cpu, long off, struct lbi_rseq_hdr *h,
+		       long items, void *item, uint64_t inc, uint64_t lim)
+{
+	__asm__ goto(
+		LBI_RSEQ_ASM_BEGIN
+		"movq 8(%[h]), %%rcx\n\t"
+		"movabsq %[inc], %%rax\n\t"
+		"leaq (%%rcx, %%rax), %%rdx\n\t"
 		"cmpl 4(%[h]), %%edx\n\t"
 		"ja %l[full]\n\t"
-		"cmpq %[lim], %%rdx\n\t"
+		"movabsq %[lim], %%rax\n\t"
+		"cmpq %%rax, %%rdx\n\t"
 		"ja %l[full]\n\t"
 		"movl %%ecx, %%eax\n\t"
-		"movq %[item], (%[items], %%rax, 8)\n\t"
+		"movq %[item], %c[items](%[h], %%rax, 8)\n\t"
 		/* (f) commit count and weight together */
 		"movq %%rdx, 8(%[h])\n\t"
 		LBI_RSEQ_ASM_END
 		:
-		: [cpu] "r" (cpu), [off] "r" (__rseq_offset), [h] "r" (h),
-		  [items] "r" (items), [item] "r" (item), [inc] "r" (inc),
-		  [lim] "r" (lim)
+		: [cpu] "r" (cpu), [off] "r" (off), [h] "r" (h),
+		  [items] "i" (items), [item] "r" (item), [inc] "i" (inc),
+		  [lim] "i" (lim)
 		: "memory", "cc", "rax", "rcx", "rdx"
 		: abort, stopped, full);
 	lbi_rseq_after_goto();

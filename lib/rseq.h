@@ -85,7 +85,7 @@
  * struct lbi_rseq_hdr - The part of a slot the sections check and commit.
  * @stop: Nonzero while a lock holder owns the slot (R2-R4). Written only
  *        under the slot lock.
- * @cap: Count limit of lbi_rseq_push_cap(), written only under the slot
+ * @cap: Count limit of lb_pcp's push section, written only under the slot
  *       lock with the slot stopped or by the owner CPU's lock path; unused
  *       by the other operations.
  * @word: Count in the low 32 bits, weight in the high 32: one store commits
@@ -230,55 +230,6 @@ static inline int lbi_rseq_push(const struct lbi_rseq_layout *l, void *base,
 	} while (lbi_unlikely(rc == LBI_RSEQ_RESTART));
 	return rc;
 #else
-	*cpup = -1;
-	return LBI_RSEQ_LOCK;
-#endif
-}
-
-/**
- * lbi_rseq_push_cap() - lbi_rseq_push() with the count limit in the slot.
- * @l: Slot layout.
- * @base: Slot 0.
- * @item: The pointer to store.
- * @w: Its weight.
- * @max_weight: The weight after the push must be <= this.
- * @cpup: As for lbi_rseq_push().
- *
- * The count after the push must be <= the slot's &lbi_rseq_hdr.cap, read
- * inside the section: a limit that depends on the slot's state (room below
- * a high watermark) and that a lock holder changes.
- *
- * Context: As lbi_rseq_push().
- * Return: %LBI_RSEQ_OK, %LBI_RSEQ_FULL or %LBI_RSEQ_LOCK.
- */
-static inline int lbi_rseq_push_cap(const struct lbi_rseq_layout *l,
-				    void *base, void *item, uint32_t w,
-				    uint32_t max_weight, int *cpup)
-{
-#if LBI_RSEQ_ARCH
-	uint64_t inc = lbi_rseq_word(1, w);
-	uint64_t lim = lbi_rseq_word(UINT32_MAX, max_weight);
-	int rc;
-
-	do {
-		int cpu = lbi_rseq_owner_cpu(l);
-		char *s;
-
-		*cpup = cpu;
-		if (lbi_unlikely(cpu < 0))
-			return LBI_RSEQ_LOCK;
-		s = lbi_rseq_slot(l, base, cpu);
-		rc = lbi_rseq_arch_push_cap(cpu,
-					    (struct lbi_rseq_hdr *)(s +
-								    l->hdr_off),
-					    (void **)(s + l->items_off), item,
-					    inc, lim);
-	} while (lbi_unlikely(rc == LBI_RSEQ_RESTART));
-	return rc;
-#else
-	(void)item;
-	(void)w;
-	(void)max_weight;
 	*cpup = -1;
 	return LBI_RSEQ_LOCK;
 #endif

@@ -139,14 +139,21 @@ extern "C" {
  * Where restartable sequences are usable (x86-64, glibc registered rseq,
  * membarrier registered, one slot per possible CPU id, no @cpu_fn, no
  * %LB_PCP_F_DEBUG, no %LB_PCP_F_LOCK_PATH, no ``LB_RSEQ=0``, not a
- * ThreadSanitizer build), each slot keeps a magazine in front of its
- * order-0 list: an array of ``min(batch, 64)`` objects. An order-0 alloc
+ * ThreadSanitizer build and no ThreadSanitizer runtime in the process: a
+ * client built with ``-fsanitize=thread`` cannot see the sections, so it
+ * gets the lock path, which tells TSan its orderings), each slot keeps a
+ * magazine in front of its order-0 list: an array of ``min(batch, 64)``
+ * objects. An order-0 alloc
  * that finds an object there, and an order-0 free that finds room, run as
  * one rseq critical section on the calling CPU's slot: no lock, no atomic
  * instruction. Everything else takes the slot lock (the lock path): higher
  * orders (their lists are not fronted), an empty or full magazine, a
  * thread without an rseq registration or a CPU id above the slot count.
- * &lb_pcp_stats.rseq tells which path a cache runs.
+ * &lb_pcp_stats.rseq tells which path a cache runs. The path is chosen
+ * once, at create: an order-0 call on the rseq path checks its arguments
+ * and enters the section with no other test and no call; the lock path
+ * tests neither the debug set nor the TSan runtime unless the cache was
+ * created with one of them.
  *
  * The lock path and every remote access (drains, decay, steal, stats)
  * stop the slot, fence its CPU (membarrier; skipped for a slot seen empty

@@ -12,6 +12,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <sched.h>
 
 #include <criterion/criterion.h>
@@ -219,4 +220,54 @@ Test(pcp_paths, each_configuration_reports_its_path)
 	/* Fewer slots than CPU ids: ids above the count share by modulo. */
 	if (lb_cpu_count() > 1)
 		cr_expect(eq(u32, path_of(1, 0, NULL), 0));
+}
+
+/*
+ * Each path has its own entry into lb_pcp_alloc() and lb_pcp_free() (the
+ * rseq section, the plain lock, the annotated lock with the debug set):
+ * every one refuses a NULL cache, out or object, an order above max_order
+ * and a misaligned object with -EINVAL before touching anything, on a
+ * warm cache whose magazine holds objects.
+ */
+static void bad_input_on(unsigned int flags)
+{
+	char buf[64] __attribute__((aligned(16)));
+	struct lb_pcp_stats st0, st1;
+	void *o[4], *x;
+	struct lb_pcp *p;
+	struct tb b;
+	int i;
+
+	cr_assert(eq(int, tb_init(&b, 1, 64), 0));
+	p = make(&b, LB_PCP_TUNE_LINUX, 8, 16, 64, flags);
+	for (i = 0; i < 4; i++)
+		cr_assert(eq(int, lb_pcp_alloc(p, 0, &o[i]), 0));
+	for (i = 0; i < 3; i++)
+		cr_assert(eq(int, lb_pcp_free(p, o[i], 0), 0));
+	lb_pcp_stats(p, &st0, NULL, 0);
+	x = o[3];
+	cr_assert(eq(int, lb_pcp_alloc(NULL, 0, &x), -EINVAL));
+	cr_assert(eq(int, lb_pcp_alloc(p, 0, NULL), -EINVAL));
+	cr_assert(eq(int, lb_pcp_alloc(p, 4, &x), -EINVAL), "order above max");
+	cr_assert(eq(ptr, x, o[3]), "*out touched on error");
+	cr_assert(eq(int, lb_pcp_free(NULL, o[3], 0), -EINVAL));
+	cr_assert(eq(int, lb_pcp_free(p, NULL, 0), -EINVAL));
+	cr_assert(eq(int, lb_pcp_free(p, buf + 1, 0), -EINVAL), "misaligned");
+	cr_assert(eq(int, lb_pcp_free(p, o[3], 4), -EINVAL), "order above max");
+	lb_pcp_stats(p, &st1, NULL, 0);
+	cr_assert(eq(u64, st1.total.allocs, st0.total.allocs));
+	cr_assert(eq(u64, st1.total.frees, st0.total.frees));
+	cr_assert(eq(i64, st1.total.count, st0.total.count),
+		  "state changed on error");
+	cr_assert(eq(int, lb_pcp_free(p, o[3], 0), 0));
+	cr_assert(eq(int, lb_pcp_destroy(p), 0));
+	cr_assert(eq(u64, tb_units_out(&b), 0), "objects lost");
+	tb_fini(&b);
+}
+
+Test(pcp_paths, bad_input_refused_on_every_path)
+{
+	bad_input_on(0);
+	bad_input_on(LB_PCP_F_LOCK_PATH);
+	bad_input_on(LB_PCP_F_DEBUG);
 }

@@ -205,16 +205,21 @@ static void *pcp_worker(void *arg)
 	return NULL;
 }
 
-static void run_pcp(enum lb_lock_kind kind)
+/*
+ * @real_cpu: no cpu_fn, one slot per CPU id, so that without a TSan client
+ * the cache would run its rseq sections, which TSan cannot see: under a
+ * TSan client the cache must choose the annotated lock path instead.
+ */
+static void run_pcp(enum lb_lock_kind kind, int real_cpu)
 {
 	struct lb_pcp_conf c;
+	struct lb_pcp_stats st;
 	pthread_t th[NT];
 
 	memset(&c, 0, sizeof(c));
 	memset(arena, 0, sizeof(arena));
 	for (pool_n = 0; pool_n < NCELL; pool_n++)
 		pool[pool_n] = arena[pool_n];
-	c.nr_slots = 2;
 	c.batch = 8;
 	c.high_min = 8;
 	c.high_max = 64;
@@ -222,9 +227,12 @@ static void run_pcp(enum lb_lock_kind kind)
 	c.lock_kind = kind;
 	c.backend.alloc_bulk = pool_alloc;
 	c.backend.free_bulk = pool_free;
-	c.cpu_fn = cpu_of;
+	c.cpu_fn = real_cpu ? NULL : cpu_of;
+	c.nr_slots = real_cpu ? LB_PCP_MAX_SLOTS : 2;
 	c.clock_fn = clock_fn;
 	CHECK(lb_pcp_create(&pcp, &c) == 0);
+	CHECK(lb_pcp_stats(pcp, &st, NULL, 0) > 0);
+	CHECK(st.rseq == 0);
 	for (long t = 0; t < NT; t++)
 		pthread_create(&th[t], NULL, pcp_worker, (void *)t);
 	for (int t = 0; t < NT; t++)
@@ -345,7 +353,8 @@ int main(int argc, char **argv)
 	}
 	for (unsigned int k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
 		run_cpubatch(kinds[k]);
-		run_pcp(kinds[k]);
+		run_pcp(kinds[k], 0);
+		run_pcp(kinds[k], 1);
 		run_lru(kinds[k]);
 	}
 	printf("tsan client: cpubatch, pcp and lru callbacks on %zu lock kinds, %d failures\n",
