@@ -274,6 +274,9 @@ static int child(struct lb_pcp *p, struct lb_cpubatch *pc, void **live,
 	for (i = 0; i < n; i++)
 		ok &= lb_pcp_free(p, live[i], 0) == 0;
 	ok &= lb_pcp_drain_all(p) >= 0 && tb_units_out(&b) == 0 && b.errors == 0;
+	/* The parent's decay thread may have been ticking: the child's is not. */
+	ok &= lb_pcp_decay_thread_stop(p) == -ENOENT && lb_pcp_decay(p) >= 0 &&
+	      lb_pcp_destroy(p) == 0;
 	return ok ? 0 : 1;
 }
 
