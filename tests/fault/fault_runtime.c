@@ -309,7 +309,7 @@ static void test_fork(void)
 	ok &= pid > 0 && waitpid(pid, &st, 0) == pid;
 	lb_tap_ok(ok && WIFEXITED(st) && WEXITSTATUS(st) == 0,
 		  "fork() with a decay thread running and full slots: the child "
-		  "allocates, frees, drains and commits (status %#x)", st);
+		  "allocates, frees, drains, commits and destroys (status %#x)", st);
 	ok = lb_pcp_decay_thread_stop(p) == 0 && pcp_conserved(p, n);
 	ok &= lb_cpubatch_destroy(pc) == 0 && cb_cached() == 0 && twice == 0;
 	lb_tap_ok(ok && pcp_end(p, live, n), "the parent after fork(): decay "
