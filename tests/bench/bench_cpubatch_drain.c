@@ -41,6 +41,12 @@
 #define CALLERS 8
 #define CALLER_OBJS 4
 
+/*
+ * A minimal back-end of its own, not tests/common/backend.h: the checking
+ * fixture's callbacks would add their own cost to every timed drain and
+ * settle. The library's order of callbacks is checked by every test that
+ * uses the fixture.
+ */
 struct bobj {
 	long ref;
 	struct lb_node node;
