@@ -35,6 +35,7 @@
 
 #include <lockbatch/lock.h>
 #include <lockbatch/cpubatch.h>
+#include "../common/affinity.h"
 
 #define NSLOTS 256
 #define PER_SLOT 8
@@ -348,11 +349,7 @@ static struct lb_cpubatch *rpc;
 
 static void pin(int cpu)
 {
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
+	lb_test_pin(cpu, 0);
 }
 
 static void fill_real(unsigned int first)

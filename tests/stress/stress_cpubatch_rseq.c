@@ -37,6 +37,7 @@
 
 #include <lockbatch/cpubatch.h>
 #include <lockbatch/lock.h>
+#include "../common/affinity.h"
 #include "../common/backend.h"
 #include "../common/env.h"
 #include "../common/prng.h"
@@ -69,16 +70,9 @@ static void on_signal(int sig)
 /* Pin to one CPU, or let the scheduler choose (every CPU allowed). */
 static void flip(struct lb_rng *r)
 {
-	cpu_set_t set;
 	int c = (int)lb_rng_below(r, (uint32_t)nr_cpus + 1);
 
-	CPU_ZERO(&set);
-	if (c == nr_cpus)
-		for (c = 0; c < nr_cpus; c++)
-			CPU_SET(c, &set);
-	else
-		CPU_SET(c, &set);
-	sched_setaffinity(0, sizeof(set), &set);
+	lb_test_pin(c == nr_cpus ? -1 : c, nr_cpus);
 }
 
 static void *adder(void *arg)
