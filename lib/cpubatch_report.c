@@ -7,22 +7,30 @@
 
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 #include <lockbatch/cpubatch.h>
+#include "report.h"
 
-/* Totals and every slot's counters; *@slots is malloc'd. */
-static int snapshot(struct lb_cpubatch *pc, struct lb_cpubatch_stats *st,
-		    struct lb_cpubatch_slot_stats **slots)
+static int stats(void *pc, void *st, void *slots, unsigned int nr)
 {
-	int n = lb_cpubatch_stats(pc, st, NULL, 0);
+	return lb_cpubatch_stats(pc, st, slots, nr);
+}
 
-	if (n < 0)
-		return n;
-	*slots = calloc((size_t)n ? (size_t)n : 1, sizeof(**slots));
-	if (!*slots)
-		return -ENOMEM;
-	return lb_cpubatch_stats(pc, st, *slots, (unsigned int)n);
+/* Arguments checked, then the snapshot: 0 or -errno. */
+static int snapshot(struct lbi_report *r, FILE *f, struct lb_cpubatch *pc,
+		    struct lb_cpubatch_stats *st)
+{
+	if (!f || !pc)
+		return -EINVAL;
+	return lbi_report_snapshot(r, stats, pc, st,
+				   sizeof(struct lb_cpubatch_slot_stats));
+}
+
+static bool used(const void *slot)
+{
+	const struct lb_cpubatch_slot_stats *s = slot;
+
+	return s->adds || s->nr_cached;
 }
 
 static unsigned long long flushes(const struct lb_cpubatch_slot_stats *s)
@@ -34,8 +42,9 @@ static unsigned long long flushes(const struct lb_cpubatch_slot_stats *s)
 	return sum;
 }
 
-static void row(FILE *f, const char *label, const struct lb_cpubatch_slot_stats *s)
+static void row(FILE *f, const char *label, const void *slot)
 {
+	const struct lb_cpubatch_slot_stats *s = slot;
 	unsigned long long fl = flushes(s);
 
 	fprintf(f, "%8s %12llu %12llu %10llu %8.2f %12llu %8llu %8llu\n", label,
@@ -57,24 +66,16 @@ static void causes_table(FILE *f, const struct lb_cpubatch_slot_stats *t)
 
 int lb_cpubatch_report(FILE *f, struct lb_cpubatch *pc)
 {
-	struct lb_cpubatch_slot_stats *slots;
+	struct lbi_report r;
 	struct lb_cpubatch_stats st;
-	char label[16];
-	int n;
+	int err;
 
-	if (!f || !pc)
-		return -EINVAL;
-	n = snapshot(pc, &st, &slots);
-	if (n < 0)
-		return n;
+	err = snapshot(&r, f, pc, &st);
+	if (err)
+		return err;
 	fprintf(f, "%8s %12s %12s %10s %8s %12s %8s %8s\n", "slot", "adds",
 		"weight", "flushes", "objs/fl", "committed", "cached", "cachedw");
-	for (int i = 0; i < n; i++) {
-		if (!slots[i].adds && !slots[i].nr_cached)
-			continue;
-		snprintf(label, sizeof(label), "%d", i);
-		row(f, label, &slots[i]);
-	}
+	lbi_report_rows(f, &r, used, row);
 	row(f, "total", &st.total);
 	causes_table(f, &st.total);
 	fprintf(f, "slots %u, cpu-id %s, back-end lock holds %llu, flushes in flight %llu\n"
@@ -93,12 +94,13 @@ int lb_cpubatch_report(FILE *f, struct lb_cpubatch *pc)
 		(unsigned long long)st.drain.drain_all_coalesced,
 		(unsigned long long)st.drain.drain_all_forced,
 		st.drain.disable_depth);
-	free(slots);
-	return ferror(f) ? -EIO : 0;
+	return lbi_report_end(f, &r);
 }
 
-static void json_slot(FILE *f, const struct lb_cpubatch_slot_stats *s)
+static void json_slot(FILE *f, const void *slot)
 {
+	const struct lb_cpubatch_slot_stats *s = slot;
+
 	fprintf(f, "{\"adds\":%llu,\"weight_added\":%llu,\"flushes\":{",
 		(unsigned long long)s->adds, (unsigned long long)s->weight_added);
 	for (int c = 0; c < LB_FLUSH_NR; c++)
@@ -135,15 +137,13 @@ static void json_drain(FILE *f, const struct lb_cpubatch_drain_stats *d)
 
 int lb_cpubatch_report_json(FILE *f, struct lb_cpubatch *pc)
 {
-	struct lb_cpubatch_slot_stats *slots;
+	struct lbi_report r;
 	struct lb_cpubatch_stats st;
-	int n;
+	int err;
 
-	if (!f || !pc)
-		return -EINVAL;
-	n = snapshot(pc, &st, &slots);
-	if (n < 0)
-		return n;
+	err = snapshot(&r, f, pc, &st);
+	if (err)
+		return err;
 	fprintf(f, "{\"nr_slots\":%u,\"cpu_src\":\"%s\",\"backend_locks\":%llu,"
 		   "\"flushes_inflight\":%llu,\"total\":", st.nr_slots,
 		lb_cpu_source_name(st.cpu_src),
@@ -152,12 +152,8 @@ int lb_cpubatch_report_json(FILE *f, struct lb_cpubatch *pc)
 	json_slot(f, &st.total);
 	fputs(",\"drain\":", f);
 	json_drain(f, &st.drain);
-	fputs(",\"slots\":[", f);
-	for (int i = 0; i < n; i++) {
-		fputs(i ? "," : "", f);
-		json_slot(f, &slots[i]);
-	}
-	fputs("]}\n", f);
-	free(slots);
-	return ferror(f) ? -EIO : 0;
+	fputc(',', f);
+	lbi_report_json_slots(f, &r, json_slot);
+	fputs("}\n", f);
+	return lbi_report_end(f, &r);
 }

@@ -158,6 +158,7 @@ int lb_pcp_create(struct lb_pcp **pp, const struct lb_pcp_conf *conf)
 	pthread_mutex_init(&p->thr_mutex, NULL);
 	pthread_cond_init(&p->thr_cond, NULL);
 	p->last_tick_ns = lbi_pcp_now(p);
+	lbi_pcp_fork_add(p);
 	*pp = p;
 	return 0;
 
@@ -177,13 +178,15 @@ int lb_pcp_destroy(struct lb_pcp *p)
 
 	if (!p)
 		return -EINVAL;
-	lb_pcp_decay_thread_stop(p);
+	if (lb_pcp_decay_thread_stop(p) == -EDEADLK)
+		return -EDEADLK;
 	/* A slot in use means a concurrent user: refuse, change nothing. */
 	err = lbi_slots_lock_idle(&p->slots, NULL);
 	if (err)
 		return err;
 	lbi_slots_unlock_all(&p->slots);
 	lb_pcp_drain_all(p);
+	lbi_pcp_fork_del(p);
 	pthread_cond_destroy(&p->thr_cond);
 	pthread_mutex_destroy(&p->thr_mutex);
 	pthread_mutex_destroy(&p->tick_mutex);

@@ -194,9 +194,12 @@ int lb_pcp_decay_thread_stop(struct lb_pcp *p)
 	if (!p)
 		return -EINVAL;
 	pthread_mutex_lock(&p->thr_mutex);
-	if (!p->thr_running) {
+	if (!p->thr_running || pthread_equal(p->thread, pthread_self())) {
+		/* From a callback on the decay thread: it cannot join itself. */
+		int err = p->thr_running ? -EDEADLK : -ENOENT;
+
 		pthread_mutex_unlock(&p->thr_mutex);
-		return -ENOENT;
+		return err;
 	}
 	p->thr_stop = true;
 	p->thr_running = false;

@@ -113,6 +113,8 @@ struct lb_pcp {
 	pthread_t thread;
 	bool thr_running;
 	bool thr_stop;
+
+	struct cds_list_head fork_node;	/* lib/pcp_fork.c's list of caches */
 };
 
 static inline struct lbi_pcp_slot *lbi_pcp_slot_at(const struct lb_pcp *p,
@@ -257,6 +259,10 @@ static inline void lbi_pcp_unlock_owner(struct lb_pcp *p,
 
 /* pcp_drain.c */
 uint64_t lbi_pcp_now(struct lb_pcp *p);
+
+/* pcp_fork.c: settle @p's tick and decay-thread mutexes around fork(). */
+void lbi_pcp_fork_add(struct lb_pcp *p);
+void lbi_pcp_fork_del(struct lb_pcp *p);
 
 /* pcp_debug.c */
 int lbi_pcp_dbg_create(struct lbi_pcp_dbg **d);

@@ -7,26 +7,36 @@
 
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 #include <lockbatch/pcp.h>
+#include "report.h"
 
-/* Totals and every slot's counters; *@slots is malloc'd. */
-static int snapshot(struct lb_pcp *p, struct lb_pcp_stats *st,
-		    struct lb_pcp_slot_stats **slots)
+static int stats(void *p, void *st, void *slots, unsigned int nr)
 {
-	int n = lb_pcp_stats(p, st, NULL, 0);
-
-	if (n < 0)
-		return n;
-	*slots = calloc((size_t)n ? (size_t)n : 1, sizeof(**slots));
-	if (!*slots)
-		return -ENOMEM;
-	return lb_pcp_stats(p, st, *slots, (unsigned int)n);
+	return lb_pcp_stats(p, st, slots, nr);
 }
 
-static void row(FILE *f, const char *label, const struct lb_pcp_slot_stats *s)
+/* Arguments checked, then the snapshot: 0 or -errno. */
+static int snapshot(struct lbi_report *r, FILE *f, struct lb_pcp *p,
+		    struct lb_pcp_stats *st)
 {
+	if (!f || !p)
+		return -EINVAL;
+	return lbi_report_snapshot(r, stats, p, st,
+				   sizeof(struct lb_pcp_slot_stats));
+}
+
+static bool used(const void *slot)
+{
+	const struct lb_pcp_slot_stats *s = slot;
+
+	return s->allocs || s->frees || s->count;
+}
+
+static void row(FILE *f, const char *label, const void *slot)
+{
+	const struct lb_pcp_slot_stats *s = slot;
+
 	fprintf(f, "%8s %11llu %11llu %9llu %9llu %8llu %8llu %7llu %7llu %8lld %8lld\n",
 		label, (unsigned long long)s->allocs,
 		(unsigned long long)s->frees, (unsigned long long)s->refills,
@@ -39,26 +49,18 @@ static void row(FILE *f, const char *label, const struct lb_pcp_slot_stats *s)
 
 int lb_pcp_report(FILE *f, struct lb_pcp *p)
 {
-	struct lb_pcp_slot_stats *slots;
+	struct lbi_report r;
 	struct lb_pcp_stats st;
 	const struct lb_pcp_slot_stats *t = &st.total;
-	char label[16];
-	int n;
+	int err;
 
-	if (!f || !p)
-		return -EINVAL;
-	n = snapshot(p, &st, &slots);
-	if (n < 0)
-		return n;
+	err = snapshot(&r, f, p, &st);
+	if (err)
+		return err;
 	fprintf(f, "%8s %11s %11s %9s %9s %8s %8s %7s %7s %8s %8s\n", "slot",
 		"allocs", "frees", "refills", "flushes", "decays", "drains",
 		"steals", "maxhold", "count", "high");
-	for (int i = 0; i < n; i++) {
-		if (!slots[i].allocs && !slots[i].frees && !slots[i].count)
-			continue;
-		snprintf(label, sizeof(label), "%d", i);
-		row(f, label, &slots[i]);
-	}
+	lbi_report_rows(f, &r, used, row);
 	row(f, "total", t);
 	fprintf(f, "units moved: refill %llu flush %llu decay %llu drain %llu steal %llu\n"
 		   "slots %u, ticks %llu, back-end lock holds %llu, retries %llu, "
@@ -72,12 +74,13 @@ int lb_pcp_report(FILE *f, struct lb_pcp *p)
 		(unsigned long long)st.backend_locks,
 		(unsigned long long)t->retries, (unsigned long long)t->expiries,
 		(unsigned long long)t->double_frees);
-	free(slots);
-	return ferror(f) ? -EIO : 0;
+	return lbi_report_end(f, &r);
 }
 
-static void json_slot(FILE *f, const struct lb_pcp_slot_stats *s)
+static void json_slot(FILE *f, const void *slot)
 {
+	const struct lb_pcp_slot_stats *s = slot;
+
 	fprintf(f, "{\"allocs\":%llu,\"frees\":%llu,\"refills\":%llu,"
 		   "\"refill_units\":%llu,\"flushes\":%llu,\"flush_units\":%llu,"
 		   "\"decay_drains\":%llu,\"decay_units\":%llu,\"drains\":%llu,"
@@ -104,25 +107,19 @@ static void json_slot(FILE *f, const struct lb_pcp_slot_stats *s)
 
 int lb_pcp_report_json(FILE *f, struct lb_pcp *p)
 {
-	struct lb_pcp_slot_stats *slots;
+	struct lbi_report r;
 	struct lb_pcp_stats st;
-	int n;
+	int err;
 
-	if (!f || !p)
-		return -EINVAL;
-	n = snapshot(p, &st, &slots);
-	if (n < 0)
-		return n;
+	err = snapshot(&r, f, p, &st);
+	if (err)
+		return err;
 	fprintf(f, "{\"nr_slots\":%u,\"ticks\":%llu,\"backend_locks\":%llu,"
 		   "\"total\":", st.nr_slots, (unsigned long long)st.ticks,
 		(unsigned long long)st.backend_locks);
 	json_slot(f, &st.total);
-	fputs(",\"slots\":[", f);
-	for (int i = 0; i < n; i++) {
-		fputs(i ? "," : "", f);
-		json_slot(f, &slots[i]);
-	}
-	fputs("]}\n", f);
-	free(slots);
-	return ferror(f) ? -EIO : 0;
+	fputc(',', f);
+	lbi_report_json_slots(f, &r, json_slot);
+	fputs("}\n", f);
+	return lbi_report_end(f, &r);
 }

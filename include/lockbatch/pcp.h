@@ -118,19 +118,15 @@ extern "C" {
  * hook of the slot core, as glibc's malloc does with its arenas), and the
  * back-end lock is held only under a slot lock, so in the child every
  * slot and the back-end are consistent and unlocked, and the child's
- * copy holds the objects the parent's slots held. The child has no decay
- * thread, and the parent's may have been inside lb_pcp_tick() at the
- * fork (its tick mutex copied held). So in the child of a process that
- * started a decay thread, or in which another thread may be ticking, the
- * child may call lb_pcp_alloc(), lb_pcp_free(), lb_pcp_drain(),
- * lb_pcp_drain_all(), lb_pcp_stats() and lb_pcp_slot_state(), and must not
- * call lb_pcp_tick(), lb_pcp_decay(), lb_pcp_decay_thread_start(),
- * lb_pcp_decay_thread_stop() or lb_pcp_destroy() (it would wait for a
- * thread that does not exist): to give the cached objects back, drain_all
- * and then exit or exec; the cache's memory goes with the process. A
- * child forked while no thread could tick may use every call.
- * tests/fault/fault_runtime.c checks this with a decay thread running and
- * every slot full.
+ * copy holds the objects the parent's slots held. A second hook, run
+ * before that one, waits out a tick in progress and takes each cache's
+ * tick and decay-thread mutexes, so the child gets them unlocked too. The
+ * child has no decay thread (lb_pcp_decay_thread_stop() there returns
+ * %-ENOENT) and may use every call: alloc, free, drain, tick, decay,
+ * lb_pcp_decay_thread_start() and lb_pcp_destroy(). Do not fork() from a
+ * back-end callback (the hooks would wait for the lock the caller holds).
+ * tests/stress/stress_pcp_fork.c forks while the decay thread is inside a
+ * tick; tests/fault/fault_runtime.c with every slot full.
  */
 
 /**
@@ -437,8 +433,10 @@ int lb_pcp_create(struct lb_pcp **p, const struct lb_pcp_conf *conf);
  * refuses and changes nothing else (the decay thread stays stopped; start
  * it again if the cache stays in use), as lb_cpubatch_destroy() does.
  *
- * Context: No other thread may use @p during or after the call.
- * Return: 0; %-EINVAL if @p is NULL; %-EBUSY if a slot was in use.
+ * Context: No other thread may use @p during or after the call; not from
+ * a callback on @p's decay thread.
+ * Return: 0; %-EINVAL if @p is NULL; %-EDEADLK if called from @p's decay
+ * thread (nothing changes); %-EBUSY if a slot was in use.
  */
 int lb_pcp_destroy(struct lb_pcp *p);
 
@@ -553,7 +551,9 @@ int lb_pcp_decay_thread_start(struct lb_pcp *p);
  * @p: The cache.
  *
  * Context: Any thread but the decay thread. May block for one tick.
- * Return: 0; %-EINVAL if @p is NULL; %-ENOENT if no thread runs.
+ * Return: 0; %-EINVAL if @p is NULL; %-ENOENT if no thread runs;
+ * %-EDEADLK if called on the decay thread (from a back-end callback of a
+ * tick): it cannot join itself, and it keeps running.
  */
 int lb_pcp_decay_thread_stop(struct lb_pcp *p);
 

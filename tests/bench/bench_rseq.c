@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "rseq.h"
+#include "../common/affinity.h"
 
 #define CAP 64
 #define RUNS 5
@@ -208,11 +209,7 @@ static void measure(struct variant *v, unsigned long pairs)
 
 static void pin(int cpu)
 {
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
+	lb_test_pin(cpu, 0);
 }
 
 static int spin_stop;

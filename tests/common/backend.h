@@ -20,8 +20,16 @@
  * returns the count and the tests assert it is 0. Criterion 2.4.1 reports
  * a failed check in .fini as a warning and still passes the test, so in a
  * Criterion program each violation also fails the running test on the spot
- * (cr_expect: it records and returns). Safe to use from many threads: the
- * counters are atomic, the per-back-end ones are written under its lock.
+ * (cr_expect: it records and returns). A program that defines
+ * BACKEND_ERROR_ABORT before including this file (a fuzz harness) aborts
+ * at the first one instead, where the stack shows it. Safe to use from
+ * many threads: the counters are atomic, the per-back-end ones are written
+ * under its lock.
+ *
+ * Around fork(): backend_fork_safe() (before the first instance is made)
+ * holds every back-end lock across fork(), so a child finds the back-ends
+ * consistent and unlocked. The signal handlers of the tests do not call
+ * into the fixture; its callbacks are not async-signal-safe.
  *
  * Each object starts with one reference (its owner's); the batch takes one
  * more through @get and drops it through @put. Commits are counted per
@@ -30,8 +38,12 @@
 #ifndef LB_TEST_BACKEND_H
 #define LB_TEST_BACKEND_H
 
+#include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <lockbatch/lock.h>
@@ -61,6 +73,7 @@ struct test_backend {
 	const void *holder;		/* thread holding @lock, or NULL */
 	unsigned long locks;		/* under @lock: lock() calls */
 	unsigned long runs;		/* under @lock: commit() calls */
+	unsigned long objs;		/* under @lock: objects committed */
 };
 
 typedef void (*backend_hook)(struct backend_fixture *f, struct test_backend *be,
@@ -80,7 +93,6 @@ struct backend_fixture {
 	const char *first_error;
 	unsigned int max_run;		/* longest commit() run seen */
 	unsigned long nr_log;		/* may exceed BACKEND_LOG_MAX */
-	unsigned int log[BACKEND_LOG_MAX]; /* committed ids, in order */
 	bool torn_down;
 	/* Set by the test while no callback runs. */
 	backend_hook on_commit;		/* inside commit(), lock held */
@@ -93,6 +105,8 @@ struct backend_fixture {
 	 */
 	bool one_thread;
 	void *arg;
+	/* Last: backend_init() clears what is above, not the whole log. */
+	unsigned int log[BACKEND_LOG_MAX]; /* committed ids, in order */
 };
 
 /* One fixture per test program: the callbacks reach it through the objects. */
@@ -110,6 +124,10 @@ static inline void backend_error(struct backend_fixture *f, const char *what)
 				    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 #ifdef CRITERION_H_
 	cr_expect(0, "back-end callback out of order: %s", what);
+#endif
+#ifdef BACKEND_ERROR_ABORT
+	fprintf(stderr, "back-end callback out of order: %s\n", what);
+	abort();
 #endif
 }
 
@@ -137,7 +155,7 @@ static inline int backend_init_kind(enum lb_lock_kind kind)
 	unsigned int i;
 	int rc;
 
-	memset(f, 0, sizeof(*f));
+	memset(f, 0, offsetof(struct backend_fixture, log));
 	backend_tls_cpu = 0;
 	for (i = 0; i < BACKEND_MAX; i++) {
 		f->be[i].f = f;
@@ -197,6 +215,9 @@ static inline void backend_lock(void *backend)
 	struct test_backend *be = backend;
 
 	backend_check_open(be->f);
+	/* Before acquiring: a thread taking it again would hang in there. */
+	if (backend_holds(be))
+		backend_error(be->f, "back-end locked twice by one thread");
 	lb_lock_acquire(&be->lock);
 	if (be->holder)
 		backend_error(be->f, "back-end locked twice");
@@ -255,6 +276,7 @@ static inline void backend_commit(void *backend, void **objs, unsigned int n)
 						       __ATOMIC_RELAXED))
 		;
 	be->runs++;
+	be->objs += n;
 	backend_log_run(be, objs, n);
 	backend_count(&f->commits, n);
 	backend_count(&f->commit_calls, 1);
@@ -429,16 +451,50 @@ static inline unsigned long backend_teardown(void)
 	return __atomic_load_n(&f->errors, __ATOMIC_RELAXED);
 }
 
-/* Add @o of weight @w from slot @cpu; counts the add when it succeeded. */
-static inline int backend_add(struct test_obj *o, int cpu, uint32_t w)
+static inline void backend_fork_prepare(void)
 {
-	int rc;
+	unsigned int i;
 
-	backend_set_cpu(cpu);
-	rc = lb_cpubatch_add(backend_fixture.pc, o, &o->node, w);
+	for (i = 0; i < BACKEND_MAX; i++)
+		lb_lock_acquire(&backend_fixture.be[i].lock);
+}
+
+static inline void backend_fork_release(void)
+{
+	unsigned int i;
+
+	for (i = BACKEND_MAX; i-- > 0;)
+		lb_lock_release(&backend_fixture.be[i].lock);
+}
+
+/*
+ * Hold every back-end lock across fork(), as an application does with the
+ * locks its callbacks take. Call it once, before the first lb_cpubatch is
+ * made: prepare handlers run in the reverse order of registration, so the
+ * library's (the slot locks) run before it. Not counted in any statistic.
+ */
+static inline int backend_fork_safe(void)
+{
+	return pthread_atfork(backend_fork_prepare, backend_fork_release,
+			      backend_fork_release);
+}
+
+/* Add @o of weight @w to @pc; counts the add when it succeeded. */
+static inline int backend_add_to(struct lb_cpubatch *pc, struct test_obj *o,
+				 uint32_t w)
+{
+	int rc = lb_cpubatch_add(pc, o, &o->node, w);
+
 	if (rc >= 0)
 		__atomic_add_fetch(&o->adds, 1, __ATOMIC_RELAXED);
 	return rc;
+}
+
+/* Add @o of weight @w from slot @cpu; counts the add when it succeeded. */
+static inline int backend_add(struct test_obj *o, int cpu, uint32_t w)
+{
+	backend_set_cpu(cpu);
+	return backend_add_to(backend_fixture.pc, o, w);
 }
 
 static inline unsigned int backend_commits(const struct test_obj *o)

@@ -60,6 +60,21 @@ static inline uint64_t lb_test_seed(uint64_t dflt)
 	return lb_seed_from_env(&s) ? s : dflt;
 }
 
+/* @run(seed) for LB_SEED alone when it is set, else for each of @seeds. */
+static inline void lb_each_seed(const uint64_t *seeds, unsigned int nr,
+				void (*run)(uint64_t seed))
+{
+	uint64_t s;
+	unsigned int i;
+
+	if (lb_seed_from_env(&s)) {
+		run(s);
+		return;
+	}
+	for (i = 0; i < nr; i++)
+		run(seeds[i]);
+}
+
 #define LB_SEED_FMT "seed=0x%016" PRIx64 " (replay: LB_SEED=0x%016" PRIx64 ")"
 #define LB_SEED_ARGS(s) (uint64_t)(s), (uint64_t)(s)
 

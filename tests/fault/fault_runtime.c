@@ -23,6 +23,7 @@
 
 #include <lockbatch/cpubatch.h>
 #include <lockbatch/pcp.h>
+#include "../common/backend.h"
 #include "../common/tap.h"
 #include "../common/pcp_backend.h"
 
@@ -138,51 +139,34 @@ static void test_cpu_pcp(void)
 		  "out of range and new on every call: conserved, all returned");
 }
 
-/* lb_cpubatch over a counting back-end. */
-struct cbobj {
-	struct lb_node node;
-	int cached;
-};
-static struct cbobj cobj[NOBJ];
-static unsigned long committed, twice;
-
-static void nop(void *be) { (void)be; }
-static void commit(void *be, void **v, unsigned int n)
-{
-	unsigned int i;
-
-	(void)be;
-	for (i = 0; i < n; i++) {
-		struct cbobj *o = v[i];
-
-		twice += !o->cached;
-		o->cached = 0;
-		committed++;
-	}
-}
-static const struct lb_backend_ops cb_ops = {
-	.lock = nop, .unlock = nop, .commit = commit,
-};
+/*
+ * lb_cpubatch over the common back-end (tests/common/backend.h), which
+ * checks the callback order on every call; an object is cached while its
+ * accepted adds outnumber its commits.
+ */
+static struct test_obj cobj[NOBJ];
 
 static struct lb_cpubatch *cb_new(unsigned int slots)
 {
-	struct lb_cpubatch_conf c = { .nr_slots = slots, .mode = LB_CPUBATCH_WEIGHTED,
-		.max_nr = 31, .ops = &cb_ops, .cpu_fn = cpu_id };
-	struct lb_cpubatch *pc;
+	struct lb_cpubatch_conf c = backend_conf(slots, LB_CPUBATCH_WEIGHTED,
+						 31, 0, &backend_ops);
+	unsigned int i;
 
-	memset(cobj, 0, sizeof(cobj));
-	committed = twice = 0;
-	return lb_cpubatch_create(&pc, &c) ? NULL : pc;
+	c.cpu_fn = cpu_id;
+	for (i = 0; i < NOBJ; i++)
+		backend_obj_init(&cobj[i], i);
+	if (backend_init() || lb_cpubatch_create(&backend_fixture.pc, &c))
+		return NULL;
+	return backend_fixture.pc;
 }
 
 static int cb_add(struct lb_cpubatch *pc, unsigned int i)
 {
 	int rc;
 
-	if (cobj[i].cached)
+	if (cobj[i].adds != backend_commits(&cobj[i]))
 		return 1;
-	cobj[i].cached = 1;
-	rc = lb_cpubatch_add(pc, &cobj[i], &cobj[i].node, 1 + i % 5);
+	rc = backend_add_to(pc, &cobj[i], 1 + i % 5);
 	return rc == 0 || rc == 1;
 }
 
@@ -191,8 +175,28 @@ static unsigned int cb_cached(void)
 	unsigned int i, n = 0;
 
 	for (i = 0; i < NOBJ; i++)
-		n += cobj[i].cached;
+		n += cobj[i].adds != backend_commits(&cobj[i]);
 	return n;
+}
+
+/* Objects committed more often than added. */
+static unsigned int cb_twice(void)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < NOBJ; i++)
+		n += backend_commits(&cobj[i]) > cobj[i].adds;
+	return n;
+}
+
+/* Destroy @pc: nothing left cached, committed once, callbacks in order. */
+static int cb_end(struct lb_cpubatch *pc)
+{
+	int ok = lb_cpubatch_destroy(pc) == 0 && cb_cached() == 0 &&
+		 cb_twice() == 0;
+
+	backend_fixture.pc = NULL;
+	return !backend_teardown() && ok;
 }
 
 static void test_cpu_cpubatch(void)
@@ -207,12 +211,13 @@ static void test_cpu_cpubatch(void)
 		env.cpu = odd_ids[k % 6];
 		ok &= cb_add(pc, (k * 40503u >> 3) % NOBJ);
 		if (k % 97 == 0)
-			ok &= lb_cpubatch_drain_obj(pc, &cobj[k % NOBJ].node) >= 0;
+			ok &= lb_cpubatch_drain_obj(pc,
+						    &cobj[k % NOBJ].node) >= 0;
 		ok &= lb_cpubatch_stats(pc, &st, NULL, 0) > 0 &&
 		      st.total.nr_cached == cb_cached();
 	}
 	cpu_step = 0;
-	ok &= lb_cpubatch_destroy(pc) == 0 && cb_cached() == 0 && twice == 0;
+	ok &= cb_end(pc);
 	lb_tap_ok(ok, "lb_cpubatch: CPU ids negative, out of range and new on "
 		  "every call: stats agree, destroy commits all once");
 }
@@ -254,7 +259,7 @@ static void test_thread_exit(void)
 		  "%lld units in its pcp slot: they stay there, counted",
 		  (long long)pst.total.count);
 	ok = lb_cpubatch_drain_all(ex_pc) >= 0 && cb_cached() == 0 &&
-	     committed == 8 && twice == 0 && lb_cpubatch_destroy(ex_pc) == 0;
+	     backend_fixture.commits == 8 && cb_end(ex_pc);
 	ok &= pcp_end(ex_pcp, NULL, 0);
 	lb_tap_ok(ok, "another thread's drain_all commits and returns them");
 }
@@ -269,11 +274,15 @@ static int child(struct lb_pcp *p, struct lb_cpubatch *pc, void **live,
 
 	for (i = 0; i < 32; i++)
 		ok &= cb_add(pc, i);
-	ok &= lb_cpubatch_drain_all(pc) >= 0 && cb_cached() == 0 && twice == 0;
+	ok &= lb_cpubatch_drain_all(pc) >= 0 && cb_cached() == 0 &&
+	      cb_twice() == 0 && !backend_fixture.errors;
 	ok &= lb_pcp_alloc(p, 0, &o) == 0 && lb_pcp_free(p, o, 0) == 0;
 	for (i = 0; i < n; i++)
 		ok &= lb_pcp_free(p, live[i], 0) == 0;
 	ok &= lb_pcp_drain_all(p) >= 0 && tb_units_out(&b) == 0 && b.errors == 0;
+	/* The parent's decay thread may have been ticking: the child's is not. */
+	ok &= lb_pcp_decay_thread_stop(p) == -ENOENT && lb_pcp_decay(p) >= 0 &&
+	      lb_pcp_destroy(p) == 0;
 	return ok ? 0 : 1;
 }
 
@@ -306,9 +315,9 @@ static void test_fork(void)
 	ok &= pid > 0 && waitpid(pid, &st, 0) == pid;
 	lb_tap_ok(ok && WIFEXITED(st) && WEXITSTATUS(st) == 0,
 		  "fork() with a decay thread running and full slots: the child "
-		  "allocates, frees, drains and commits (status %#x)", st);
+		  "allocates, frees, drains, commits and destroys (status %#x)", st);
 	ok = lb_pcp_decay_thread_stop(p) == 0 && pcp_conserved(p, n);
-	ok &= lb_cpubatch_destroy(pc) == 0 && cb_cached() == 0 && twice == 0;
+	ok &= cb_end(pc);
 	lb_tap_ok(ok && pcp_end(p, live, n), "the parent after fork(): decay "
 		  "thread stops, nothing lost");
 }
@@ -316,6 +325,9 @@ static void test_fork(void)
 int main(void)
 {
 	lb_tap_plan(10);
+	/* Before the first slot array: its fork hook then runs first. */
+	if (backend_fork_safe())
+		lb_tap_diag("pthread_atfork failed: the back-end may be copied held");
 	test_backend();
 	test_cpu_pcp();
 	test_cpu_cpubatch();

@@ -15,12 +15,18 @@
  * stats identities (adds, weights, flushes and objects committed, back-end
  * lock holds = commit calls seen, settle outcomes, drain_all calls and the
  * disable depth) hold whenever no call is in flight.
+ *
+ * The back-ends are tests/common/backend.h's, one per instance: they check
+ * the callback order on every call (commit under the lock, after outside
+ * it, put after commit and after) and abort at the first broken rule.
  */
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
 
 #include <lockbatch/cpubatch.h>
+#define BACKEND_ERROR_ABORT
+#include "../common/backend.h"
 #include "fuzz_input.h"
 
 #define NI 3		/* instances */
@@ -30,19 +36,17 @@
 
 enum { OUT, CACHED };
 
+/* t.be is the instance, t.ref the user's one + the batch's. */
 struct fobj {
-	struct lb_node node;
-	unsigned int inst, id;
+	struct test_obj t;	/* first: the back-end's object */
 	int state;
-	long refs;	/* the user's one + the batch's */
 };
 
+/* Instance i commits through back-end i of the fixture. */
 struct finst {
 	struct lb_cpubatch *pc;
-	int locked;		/* back-end lock held */
 	unsigned int disabled;
 	int has_refcount;
-	uint64_t commits, objs_committed;	/* seen by commit() */
 	uint64_t settle_rc[3];	/* settles by LB_SETTLED, _DRAINED, _BUSY */
 	struct fobj objs[NO];
 };
@@ -60,56 +64,20 @@ static int cpu_fn(void *arg)
 	return g_cpu;
 }
 
-static void be_lock(void *be)
-{
-	struct finst *f = be;
-
-	FZ_CHECK(!f->locked, "back-end lock of instance %ld taken twice",
-		 (long)(f - fi));
-	f->locked = 1;
-}
-
-static void be_unlock(void *be)
-{
-	((struct finst *)be)->locked = 0;
-}
-
-static void get(void *obj)
-{
-	((struct fobj *)obj)->refs++;
-}
-
-static void put(void *obj)
-{
-	struct fobj *o = obj;
-
-	FZ_CHECK(o->refs > 1, "put without get: object %u/%u", o->inst, o->id);
-	o->refs--;
-}
-
-static long refcount(void *obj)
-{
-	return ((struct fobj *)obj)->refs;
-}
-
 static int do_add(unsigned int i, unsigned int id, uint32_t w);
 
-static void commit(void *be, void **objs, unsigned int n)
+/* The fixture has checked the lock and the instance; the model's part. */
+static void on_commit(struct backend_fixture *bf, struct test_backend *be,
+		      void **objs, unsigned int n)
 {
-	struct finst *f = be;
 	unsigned int k;
 
-	FZ_CHECK(f->locked, "commit without the back-end lock");
-	f->commits++;
-	f->objs_committed += n;
+	(void)bf;
 	for (k = 0; k < n; k++) {
 		struct fobj *o = objs[k];
 
-		FZ_CHECK(o->inst == (unsigned int)(f - fi),
-			 "object %u/%u committed to instance %ld", o->inst,
-			 o->id, (long)(f - fi));
 		FZ_CHECK(o->state == CACHED, "object %u/%u committed twice",
-			 o->inst, o->id);
+			 be->idx, o->t.id);
 		o->state = OUT;
 	}
 	/*
@@ -128,14 +96,8 @@ static void commit(void *be, void **objs, unsigned int n)
 	}
 }
 
-static const struct lb_backend_ops ops_ref = {
-	.lock = be_lock, .unlock = be_unlock, .commit = commit,
-	.get = get, .put = put, .refcount = refcount,
-};
-static const struct lb_backend_ops ops_noref = {
-	.lock = be_lock, .unlock = be_unlock, .commit = commit,
-	.get = get, .put = put,
-};
+/* backend_ops without @refcount: settle answers -EOPNOTSUPP. */
+static struct lb_backend_ops ops_noref;
 
 static void create(unsigned int i, struct fz_in *in)
 {
@@ -150,22 +112,20 @@ static void create(unsigned int i, struct fz_in *in)
 	c.max_nr = fz_below(in, LB_WBATCH_MAX + 1);
 	c.max_weight = fz_below(in, 65);
 	f->has_refcount = fz_below(in, 4) != 0;
-	c.ops = f->has_refcount ? &ops_ref : &ops_noref;
-	c.backend = f;
+	c.ops = f->has_refcount ? &backend_ops : &ops_noref;
+	c.backend = &backend_fixture.be[i];
 	c.cpu_fn = cpu_fn;
 	rc = lb_cpubatch_create(&f->pc, &c);
 	FZ_CHECK(rc == 0, "create: %d", rc);
 	f->disabled = 0;
-	f->commits = 0;
-	f->objs_committed = 0;
+	/* The model's counters start again with the instance. */
+	backend_fixture.be[i].locks = 0;
+	backend_fixture.be[i].runs = 0;
+	backend_fixture.be[i].objs = 0;
 	memset(f->settle_rc, 0, sizeof(f->settle_rc));
 	for (k = 0; k < NO; k++) {
-		struct fobj *o = &f->objs[k];
-
-		memset(o, 0, sizeof(*o));
-		o->inst = i;
-		o->id = k;
-		o->refs = 1;
+		backend_obj_init_at(&f->objs[k].t, k, i, 0);
+		f->objs[k].state = OUT;
 	}
 }
 
@@ -178,14 +138,15 @@ static int do_add(unsigned int i, unsigned int id, uint32_t w)
 
 	if (was == OUT)
 		o->state = CACHED;
-	rc = lb_cpubatch_add(fi[i].pc, o, &o->node, w);
+	rc = backend_add_to(fi[i].pc, &o->t, w);
 	if (was == CACHED) {
 		FZ_CHECK(rc == -EEXIST, "add of a cached node: %d", rc);
 		return rc;
 	}
 	if (rc < 0) {
 		FZ_CHECK(rc == -EAGAIN && depth, "add: %d", rc);
-		FZ_CHECK(o->state == CACHED && o->refs == 1, "refused add changed it");
+		FZ_CHECK(o->state == CACHED && o->t.ref == 1,
+			 "refused add changed it");
 		o->state = OUT;
 		return rc;
 	}
@@ -201,6 +162,7 @@ static void check_stats(unsigned int i, const struct lb_cpubatch_stats *st)
 {
 	const struct lb_cpubatch_slot_stats *t = &st->total;
 	const struct lb_cpubatch_drain_stats *d = &st->drain;
+	const struct test_backend *be = &backend_fixture.be[i];
 	const struct finst *f = &fi[i];
 	uint64_t flushes = 0;
 	unsigned int c;
@@ -216,14 +178,13 @@ static void check_stats(unsigned int i, const struct lb_cpubatch_stats *st)
 		 (unsigned long long)flushes,
 		 (unsigned long long)t->flushes_committed,
 		 (unsigned long long)st->flushes_inflight);
-	FZ_CHECK(st->backend_locks == f->commits &&
-		 t->objs_committed == f->objs_committed,
+	FZ_CHECK(st->backend_locks == be->locks && be->locks == be->runs &&
+		 t->objs_committed == be->objs,
 		 "instance %u: %llu back-end locks, %llu objects committed; "
-		 "commit saw %llu calls, %llu objects", i,
+		 "back-end saw %lu locks, %lu commit calls, %lu objects", i,
 		 (unsigned long long)st->backend_locks,
-		 (unsigned long long)t->objs_committed,
-		 (unsigned long long)f->commits,
-		 (unsigned long long)f->objs_committed);
+		 (unsigned long long)t->objs_committed, be->locks, be->runs,
+		 be->objs);
 	FZ_CHECK(d->settled == f->settle_rc[0] && d->drained == f->settle_rc[1] &&
 		 d->busy == f->settle_rc[2], "instance %u: settle outcomes", i);
 	FZ_CHECK(d->drain_all_calls == d->drain_all_passes + d->drain_all_coalesced &&
@@ -239,16 +200,17 @@ static void check_inst(unsigned int i)
 	uint64_t cached = 0;
 	unsigned int k;
 
-	FZ_CHECK(!f->locked, "back-end lock left held");
+	FZ_CHECK(!backend_fixture.be[i].holder, "back-end lock left held");
 	for (k = 0; k < NO; k++) {
 		struct fobj *o = &f->objs[k];
-		int in_batch = __atomic_load_n(&o->node.slot, __ATOMIC_RELAXED) != 0;
+		int in_batch = __atomic_load_n(&o->t.node.slot,
+					       __ATOMIC_RELAXED) != 0;
 
 		FZ_CHECK(in_batch == (o->state == CACHED),
 			 "object %u/%u: node says %d, model %d", i, k, in_batch,
 			 o->state);
-		FZ_CHECK(o->refs == 1 + (o->state == CACHED),
-			 "object %u/%u: %ld references", i, k, o->refs);
+		FZ_CHECK(o->t.ref == 1 + (o->state == CACHED),
+			 "object %u/%u: %ld references", i, k, o->t.ref);
 		cached += o->state == CACHED;
 	}
 	FZ_CHECK(lb_cpubatch_stats(f->pc, &st, NULL, 0) > 0, "stats");
@@ -263,7 +225,7 @@ static int settle_want(const struct finst *f, const struct fobj *o, long exp)
 	long r = 1 + (o->state == CACHED);
 
 	/* Ownership before what the back-end offers (cpubatch.h DOC). */
-	if (!o->node.owner)
+	if (!o->t.node.owner)
 		return -ENOENT;
 	if (!f->has_refcount)
 		return -EOPNOTSUPP;
@@ -285,15 +247,15 @@ static void op_drain(unsigned int op, unsigned int i, struct fobj *o,
 	switch (op) {
 	case 1:
 		want = o->state == CACHED;
-		rc = lb_cpubatch_drain_obj(f->pc, &o->node);
+		rc = lb_cpubatch_drain_obj(f->pc, &o->t.node);
 		FZ_CHECK(rc == want, "drain_obj: %d, model %d", rc, want);
 		FZ_CHECK(!QUIET || o->state == OUT, "drain_obj left it cached");
 		break;
 	case 2: {	/* another instance's node: refused, nothing flushed */
-		struct fobj *x = &fi[(i + 1) % NI].objs[o->id];
+		struct fobj *x = &fi[(i + 1) % NI].objs[o->t.id];
 
-		rc = lb_cpubatch_drain_obj(f->pc, &x->node);
-		want = x->node.owner ? -EXDEV : 0;
+		rc = lb_cpubatch_drain_obj(f->pc, &x->t.node);
+		want = x->t.node.owner ? -EXDEV : 0;
 		FZ_CHECK(rc == want, "drain_obj of a foreign node: %d, want %d",
 			 rc, want);
 		break;
@@ -303,7 +265,7 @@ static void op_drain(unsigned int op, unsigned int i, struct fobj *o,
 		unsigned int cnt = fz_below(in, 7);
 
 		for (k = 0; k < cnt; k++)
-			nodes[k] = &f->objs[fz_below(in, NO)].node;
+			nodes[k] = &f->objs[fz_below(in, NO)].t.node;
 		rc = lb_cpubatch_drain_objs(f->pc, nodes, cnt);
 		FZ_CHECK(rc >= 0, "drain_objs: %d", rc);
 		for (k = 0; k < cnt; k++)
@@ -314,7 +276,7 @@ static void op_drain(unsigned int op, unsigned int i, struct fobj *o,
 		long exp = (long)fz_below(in, 4);
 
 		want = settle_want(f, o, exp);
-		rc = lb_cpubatch_settle(f->pc, o, &o->node, exp);
+		rc = lb_cpubatch_settle(f->pc, o, &o->t.node, exp);
 		FZ_CHECK(rc == want, "settle(expected %ld): %d, model %d "
 			 "(cached %d)", exp, rc, want, o->state);
 		if (rc == LB_SETTLED || rc == LB_DRAINED || rc == LB_BUSY)
@@ -366,7 +328,7 @@ static void op_state(unsigned int op, unsigned int i, struct fz_in *in,
 		destroying = 0;
 		FZ_CHECK(rc == 0, "destroy: %d", rc);
 		for (k = 0; k < NO; k++)
-			FZ_CHECK(f->objs[k].state == OUT && f->objs[k].refs == 1,
+			FZ_CHECK(f->objs[k].state == OUT && f->objs[k].t.ref == 1,
 				 "destroy lost object %u/%u", i, k);
 		create(i, in);
 		break;
@@ -389,12 +351,12 @@ static void one_op(struct fz_in *in)
 	} else if (op <= 10) {
 		op_state(op, i, in, nested);
 	} else if (op == 11) {
-		FZ_CHECK(lb_cpubatch_add(fi[i].pc, o, &o->node, 0) == -EINVAL, "weight 0");
-		FZ_CHECK(lb_cpubatch_add(fi[i].pc, o, &o->node,
+		FZ_CHECK(lb_cpubatch_add(fi[i].pc, o, &o->t.node, 0) == -EINVAL, "weight 0");
+		FZ_CHECK(lb_cpubatch_add(fi[i].pc, o, &o->t.node,
 				     LB_WBATCH_WEIGHT_MAX + 1) == -EINVAL, "weight max");
 	} else {
 		w = fz_below(in, 8) ? 1 + fz_below(in, 8) : 1 + fz_below(in, 200);
-		do_add(i, o->id, w);
+		do_add(i, o->t.id, w);
 	}
 	for (i = 0; i < NI; i++)
 		check_inst(i);
@@ -410,6 +372,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	g_in = &in;
 	g_cpu = 0;
 	depth = 0;
+	FZ_CHECK(backend_init() == 0, "back-end init");
+	backend_fixture.on_commit = on_commit;
+	backend_fixture.one_thread = true;
+	ops_noref = backend_ops;
+	ops_noref.refcount = NULL;
 	for (i = 0; i < NI; i++)
 		create(i, &in);
 	while (fz_more(&in))
@@ -419,9 +386,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FZ_CHECK(lb_cpubatch_destroy(fi[i].pc) == 0, "final destroy");
 		for (k = 0; k < NO; k++)
 			FZ_CHECK(fi[i].objs[k].state == OUT &&
-				 fi[i].objs[k].refs == 1,
+				 fi[i].objs[k].t.ref == 1,
 				 "object %u/%u lost at the end", i, k);
 	}
 	destroying = 0;
+	FZ_CHECK(backend_teardown() == 0, "back-end teardown");
 	return 0;
 }

@@ -9,18 +9,10 @@
 #include <string.h>
 
 #include <lockbatch/wbatch.h>
+#include "../common/wbatch_model.h"
 #include "fuzz_input.h"
 
 #define NB 4
-
-struct model {
-	int valid;
-	unsigned int max_nr;
-	uint32_t max_weight;
-	unsigned int nr;
-	uint64_t weight;
-	void *objs[LB_WBATCH_MAX];
-};
 
 static char objs[64];
 
@@ -38,33 +30,7 @@ static uint32_t pick_weight(struct fz_in *in)
 	}
 }
 
-static int model_init(struct model *m, unsigned int max_nr, uint32_t max_w)
-{
-	if (!max_nr || max_nr > LB_WBATCH_MAX || !max_w ||
-	    max_w > LB_WBATCH_WEIGHT_MAX)
-		return -EINVAL;
-	memset(m, 0, sizeof(*m));
-	m->valid = 1;
-	m->max_nr = max_nr;
-	m->max_weight = max_w;
-	return 0;
-}
-
-static int model_add(struct model *m, void *obj, uint32_t w)
-{
-	if (!obj || !w || w > LB_WBATCH_WEIGHT_MAX)
-		return -EINVAL;
-	if (m->nr >= m->max_nr || m->weight > m->max_weight)
-		return -ENOSPC;
-	m->objs[m->nr++] = obj;
-	m->weight += w;
-	if (w >= m->max_weight || m->weight > m->max_weight ||
-	    m->nr == m->max_nr)
-		return 0;
-	return (int)(m->max_nr - m->nr);
-}
-
-static void compare(const struct lb_wbatch *b, const struct model *m,
+static void compare(const struct lb_wbatch *b, const struct wbatch_model *m,
 		    unsigned int i)
 {
 	unsigned int k;
@@ -84,13 +50,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fz_in in = { data, size };
 	struct lb_wbatch b[NB];
-	struct model m[NB];
+	struct wbatch_model m[NB];
 	unsigned int i;
 	int rc, want;
 
 	for (i = 0; i < NB; i++) {
 		FZ_CHECK(lb_wbatch_init(&b[i], 1 + i * 10, 31) == 0, "init");
-		model_init(&m[i], 1 + i * 10, 31);
+		wbatch_model_init(&m[i], 1 + i * 10, 31);
 	}
 	while (fz_more(&in)) {
 		unsigned int op = fz_below(&in, 8);
@@ -103,7 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 							pick_weight(&in);
 			struct lb_wbatch before = b[i];
 
-			want = model_init(&m[i], nr, w);
+			want = wbatch_model_init(&m[i], nr, w);
 			rc = lb_wbatch_init(&b[i], nr, w);
 			FZ_CHECK(rc == want, "init(%u, %u) = %d, model %d", nr, w,
 				 rc, want);
@@ -114,8 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		case 1:
 			FZ_CHECK(lb_wbatch_reinit(&b[i]) == 0, "reinit");
-			m[i].nr = 0;
-			m[i].weight = 0;
+			wbatch_model_reinit(&m[i]);
 			break;
 		case 2:
 			FZ_CHECK(lb_wbatch_add(&b[i], NULL, 1) == -EINVAL, "NULL obj");
@@ -124,10 +89,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			void *obj = &objs[fz_below(&in, sizeof(objs))];
 			uint32_t w = pick_weight(&in);
 
-			want = model_add(&m[i], obj, w);
+			want = wbatch_model_rc(wbatch_model_add(&m[i], obj, w));
 			rc = lb_wbatch_add(&b[i], obj, w);
-			/* The model returns entries left, 0 = flush. */
-			want = want < 0 ? want : want == 0;
 			FZ_CHECK(rc == want, "add(w %u) = %d, model %d (caps %u/%u)",
 				 w, rc, want, m[i].max_nr, m[i].max_weight);
 			if (rc == 0)

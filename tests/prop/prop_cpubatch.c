@@ -17,6 +17,7 @@
 #include <criterion/new/assert.h>
 
 #include <lockbatch/cpubatch.h>
+#include "../common/affinity.h"
 #include "../common/prng.h"
 #include "../common/backend.h"
 
@@ -134,11 +135,7 @@ static void real_init(void)
 
 static int real_pin(int cpu)
 {
-	cpu_set_t one;
-
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	cr_assert(eq(int, sched_setaffinity(0, sizeof(one), &one), 0));
+	cr_assert(eq(int, lb_test_pin(cpu, 0), 0));
 	return cpu;
 }
 

@@ -320,12 +320,7 @@ static void run_seed(uint64_t seed)
 
 Test(prop_cpubatch_nested, callbacks_add_to_other_instances, .timeout = 60)
 {
-	unsigned int i, nr = sizeof(seeds) / sizeof(seeds[0]);
-	uint64_t seed;
-	int env = lb_seed_from_env(&seed);
-
-	for (i = 0; i < (env ? 1 : nr); i++)
-		run_seed(env ? seed : seeds[i]);
+	lb_each_seed(seeds, sizeof(seeds) / sizeof(seeds[0]), run_seed);
 	/* The bounds were reached, so their paths ran too. */
 	cr_log_info("eagain %lu edeadlk %lu eloop %lu nested drains %lu",
 		    eagain, edeadlk, eloop, nested_drains);

@@ -333,13 +333,5 @@ Test(prop_settle, random_sequences_match_the_model, .timeout = 60)
 		1, 2, 3, 0x5e771e, 0xdeadbeef, 0x0123456789abcdefull,
 		0xfeedface, 42,
 	};
-	uint64_t s;
-	unsigned int i;
-
-	if (lb_seed_from_env(&s)) {
-		run_seed(s);
-		return;
-	}
-	for (i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++)
-		run_seed(seeds[i]);
+	lb_each_seed(seeds, sizeof(seeds) / sizeof(seeds[0]), run_seed);
 }

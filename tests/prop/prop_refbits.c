@@ -100,13 +100,5 @@ static void run_seed(uint64_t seed)
 
 Test(prop_refbits, random_marks_vs_model)
 {
-	uint64_t s;
-	unsigned int i;
-
-	if (lb_seed_from_env(&s)) {
-		run_seed(s);
-		return;
-	}
-	for (i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++)
-		run_seed(seeds[i]);
+	lb_each_seed(seeds, sizeof(seeds) / sizeof(seeds[0]), run_seed);
 }

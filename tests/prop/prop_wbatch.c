@@ -14,6 +14,7 @@
 
 #include <lockbatch/wbatch.h>
 #include "../common/prng.h"
+#include "../common/wbatch_model.h"
 
 #define OPS_PER_SEED 20000
 
@@ -22,34 +23,12 @@ static const uint64_t seeds[] = {
 	0x31313131,
 };
 
-/* The model: what the batch must hold, restated from the header's rule. */
-struct model {
-	unsigned int max_nr;
-	uint32_t max_weight;
-	unsigned int nr;
-	uint64_t weight;
-	void *objs[LB_WBATCH_MAX];
-};
-
-/* Expected return of an add of weight @w, and the model updated. */
-static int model_add(struct model *m, void *obj, uint32_t w)
-{
-	if (m->nr >= m->max_nr || m->weight > m->max_weight)
-		return -ENOSPC;
-	m->objs[m->nr++] = obj;
-	m->weight += w;
-	if (w >= m->max_weight || m->weight > m->max_weight ||
-	    m->nr == m->max_nr)
-		return 0;
-	return (int)(m->max_nr - m->nr);
-}
-
 static void run_seed(uint64_t seed, int ones)
 {
 	static char objs[LB_WBATCH_MAX + 1];
 	struct lb_rng rng;
 	struct lb_wbatch b;
-	struct model m;
+	struct wbatch_model m;
 	unsigned int op, i;
 	int pending = 0;
 
@@ -72,14 +51,12 @@ static void run_seed(uint64_t seed, int ones)
 		/* A requested flush is usually honoured, sometimes ignored. */
 		if (pending && lb_rng_below(&rng, 8)) {
 			cr_assert(eq(int, lb_wbatch_reinit(&b), 0));
-			m.nr = 0;
-			m.weight = 0;
+			wbatch_model_reinit(&m);
 			pending = 0;
 		}
-		want = model_add(&m, obj, w);
+		want = wbatch_model_add(&m, obj, w);
 		rc = lb_wbatch_add(&b, obj, w);
-		/* The model returns entries left, 0 = flush (folio_batch). */
-		cr_assert(eq(int, rc, want < 0 ? want : want == 0),
+		cr_assert(eq(int, rc, wbatch_model_rc(want)),
 			  "op %u weight %u caps %u/%u: " LB_SEED_FMT, op, w,
 			  m.max_nr, m.max_weight, LB_SEED_ARGS(seed));
 		if (ones && want >= 0)

@@ -33,6 +33,7 @@
 
 #include <lockbatch/cpu.h>
 #include <lockbatch/pcp.h>
+#include "../common/affinity.h"
 #include "../common/env.h"
 #include "../common/prng.h"
 #include "../common/tap.h"
@@ -77,20 +78,6 @@ static void on_signal(int sig)
 	errno = e;
 }
 
-static void set_cpu(int cpu)
-{
-	cpu_set_t set;
-	int i;
-
-	CPU_ZERO(&set);
-	if (cpu >= 0)
-		CPU_SET(cpu, &set);
-	else
-		for (i = 0; i < nr_cpus; i++)
-			CPU_SET(i, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
 static void *work(void *arg)
 {
 	void *live[LIVE_MAX];
@@ -123,7 +110,8 @@ static void *work(void *arg)
 		}
 		if (++ops % 256 == 0) {
 			k++;
-			set_cpu(k % 3 == 2 ? -1 : (int)(k % (unsigned)nr_cpus));
+			lb_test_pin(k % 3 == 2 ? -1 : (int)(k % (unsigned)nr_cpus),
+				    nr_cpus);
 		}
 	}
 	while (nr) {

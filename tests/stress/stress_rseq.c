@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/affinity.h"
 #include "../common/env.h"
 #include "../common/prng.h"
 #include "../common/rseq_stack.h"
@@ -55,20 +56,6 @@ static void on_signal(int sig)
 	ck_pr_inc_64(&sig_ops);
 }
 
-static void set_cpu(int cpu)
-{
-	cpu_set_t set;
-	int i;
-
-	CPU_ZERO(&set);
-	if (cpu >= 0)
-		CPU_SET(cpu, &set);
-	else
-		for (i = 0; i < nr_cpus; i++)
-			CPU_SET(i, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
 static void *worker(void *arg)
 {
 	struct lb_rng rng;
@@ -89,7 +76,8 @@ static void *worker(void *arg)
 		/* Flip between single CPUs and the whole machine. */
 		if (++ops % 512 == 0) {
 			k++;
-			set_cpu(k % 3 == 2 ? -1 : (int)(k % (unsigned)nr_cpus));
+			lb_test_pin(k % 3 == 2 ? -1 : (int)(k % (unsigned)nr_cpus),
+				    nr_cpus);
 		}
 	}
 	while (n)

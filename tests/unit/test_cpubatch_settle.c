@@ -213,19 +213,14 @@ Test(settle, bad_input_changes_nothing)
  * reads "not cached". Settle must wait for that flush rather than call the
  * surplus someone else's.
  */
-static int in_after, release_after, release_on_wait;
+static int in_after, release_after;
 
 static void hold_after(struct backend_fixture *f, struct test_backend *be,
 		       void **objs, unsigned int n)
 {
 	__atomic_store_n(&in_after, 1, __ATOMIC_RELEASE);
-	for (;;) {
-		if (__atomic_load_n(&release_after, __ATOMIC_ACQUIRE))
-			break;
-		if (release_on_wait && backend_stats().drain.settle_waits > 0)
-			break;
+	while (!__atomic_load_n(&release_after, __ATOMIC_ACQUIRE))
 		sched_yield();
-	}
 }
 
 static void *flush_thread(void *arg)
@@ -234,10 +229,9 @@ static void *flush_thread(void *arg)
 	return NULL;
 }
 
-static void start_in_flight(struct test_obj *o, pthread_t *t, int on_wait)
+static void start_in_flight(struct test_obj *o, pthread_t *t)
 {
 	in_after = release_after = 0;
-	release_on_wait = on_wait;
 	backend_add(o, 1, 1);
 	backend_fixture.on_after = hold_after;
 	pthread_create(t, NULL, flush_thread, &o->node);
@@ -249,35 +243,49 @@ static void start_in_flight(struct test_obj *o, pthread_t *t, int on_wait)
 }
 
 /*
- * The flusher is released as soon as settle starts waiting; it must then
- * be scheduled within LB_CPUBATCH_SETTLE_WAIT_NS. On a heavily loaded machine
- * it may not be, and settle rightly gives up with BUSY: try again then,
- * a few times (a wrong BUSY without waiting fails at once).
+ * A handshake, no time bound: settle reads the reference count on every
+ * pass of its wait. Once it has started waiting (settle_waits counted),
+ * that read releases the flusher and returns only after the flush's @put,
+ * so settle's next decision sees the flush done whatever the scheduling.
+ * A settle that did not wait would return BUSY before any release.
  */
+static struct test_obj *wait_obj;
+
+static long refcount_releasing(void *obj)
+{
+	if (obj == wait_obj && backend_stats().drain.settle_waits > 0) {
+		__atomic_store_n(&release_after, 1, __ATOMIC_RELEASE);
+		while (backend_refcount(obj) > 1)
+			sched_yield();
+	}
+	return backend_refcount(obj);
+}
+
 Test(settle, waits_for_the_flush_in_flight)
 {
-	unsigned int attempt, waits = 0;
+	static struct lb_backend_ops ops;
 	struct test_obj o;
 	pthread_t t;
-	int rc = 0;
 
+	ops = backend_ops;
+	ops.refcount = refcount_releasing;
+	backend_teardown();
+	cr_assert(eq(int, backend_setup_ops(NSLOTS, LB_CPUBATCH_WEIGHTED, 0, 0,
+					    &ops), 0));
 	backend_obj_init(&o, 0);
-	for (attempt = 1; attempt <= 8; attempt++) {
-		start_in_flight(&o, &t, 1);
-		rc = lb_cpubatch_settle(backend_fixture.pc, &o, &o.node, 1);
-		cr_assert(rc == LB_SETTLED || rc == LB_BUSY, "settle: %d", rc);
-		cr_assert(eq(u64, backend_stats().drain.settle_waits, ++waits),
-			  "settle decided without waiting for the flush");
-		pthread_join(t, NULL);
-		backend_fixture.on_after = NULL;
-		if (rc == LB_SETTLED)
-			break;
-	}
-	cr_assert(eq(int, rc, LB_SETTLED), "never SETTLED in %u attempts", attempt - 1);
-	cr_assert(eq(u64, backend_stats().total.flushes[LB_FLUSH_DRAIN_OBJ],
-		     attempt),
-		  "the only flushes are the other thread's");
-	cr_assert(eq(uint, backend_commits(&o), attempt));
+	start_in_flight(&o, &t);
+	wait_obj = &o;
+	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node, 1),
+		     LB_SETTLED));
+	wait_obj = NULL;
+	pthread_join(t, NULL);
+	backend_fixture.on_after = NULL;
+	cr_assert(eq(u64, backend_stats().drain.settle_waits, 1),
+		  "settle waited once, for the flush");
+	cr_assert(eq(u64, backend_stats().total.flushes[LB_FLUSH_DRAIN_OBJ], 1),
+		  "the only flush is the other thread's");
+	cr_assert(eq(uint, backend_commits(&o), 1));
+	cr_assert(eq(long, backend_refcount(&o), 1));
 }
 
 Test(settle, gives_up_after_the_bound)
@@ -288,7 +296,7 @@ Test(settle, gives_up_after_the_bound)
 	struct timespec ts;
 
 	backend_obj_init(&o, 0);
-	start_in_flight(&o, &t, 0);
+	start_in_flight(&o, &t);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	t0 = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	cr_assert(eq(int, lb_cpubatch_settle(backend_fixture.pc, &o, &o.node,

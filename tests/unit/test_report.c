@@ -12,6 +12,7 @@
 #include <criterion/criterion.h>
 
 #include <lockbatch/lockbatch.h>
+#include "../common/backend.h"
 
 static int cur_cpu;
 static int cpu_of(void *arg)
@@ -53,44 +54,25 @@ static void assert_balanced(const char *json)
 	cr_assert_eq(depth, 0);
 }
 
-static struct lb_lock be_lock;
-static unsigned long committed;
-static void be_lk(void *be) { lb_lock_acquire(be); }
-static void be_ulk(void *be) { lb_lock_release(be); }
-static void be_commit(void *be, void **objs, unsigned int n)
-{
-	(void)be;
-	(void)objs;
-	committed += n;
-}
-
-static const struct lb_backend_ops ops = {
-	.lock = be_lk, .unlock = be_ulk, .commit = be_commit,
-};
-
+/* Four slots of at most 4 objects over the common back-end fixture. */
 static struct lb_cpubatch *new_cpubatch(void)
 {
-	struct lb_cpubatch_conf c = { .nr_slots = 4, .mode = LB_CPUBATCH_WEIGHTED,
-				      .max_nr = 4, .ops = &ops,
-				      .backend = &be_lock, .cpu_fn = cpu_of };
-	struct lb_cpubatch *pc;
-
-	cr_assert_eq(lb_lock_init(&be_lock, LB_LOCK_MUTEX, "be"), 0);
-	cr_assert_eq(lb_cpubatch_create(&pc, &c), 0);
-	return pc;
+	cr_assert_eq(backend_setup_ops(4, LB_CPUBATCH_WEIGHTED, 4, 0,
+				       &backend_ops), 0);
+	return backend_fixture.pc;
 }
 
 Test(report, cpubatch_table_and_json_match_stats)
 {
-	static struct lb_node nodes[15];
+	static struct test_obj objs[15];
 	struct lb_cpubatch *pc = new_cpubatch();
 	struct lb_cpubatch_stats st;
 	char want[128], *out;
 	int ret;
 
 	for (int i = 0; i < 15; i++) {
-		cur_cpu = i < 10 ? 1 : 3;
-		cr_assert_geq(lb_cpubatch_add(pc, &nodes[i], &nodes[i], 1), 0);
+		backend_obj_init(&objs[i], (unsigned int)i);
+		cr_assert_geq(backend_add(&objs[i], i < 10 ? 1 : 3, 1), 0);
 	}
 	cr_assert_eq(lb_cpubatch_stats(pc, &st, NULL, 0), 4);
 
@@ -123,8 +105,9 @@ Test(report, cpubatch_table_and_json_match_stats)
 	free(out);
 
 	cr_assert_eq(lb_cpubatch_destroy(pc), 0);
-	cr_assert_eq(committed, 15);
-	lb_lock_destroy(&be_lock);
+	backend_fixture.pc = NULL;
+	cr_assert_eq(backend_fixture.commits, 15);
+	cr_assert_eq(backend_teardown(), 0);
 }
 
 Test(report, cpubatch_bad_input_writes_nothing)
@@ -150,7 +133,8 @@ Test(report, cpubatch_bad_input_writes_nothing)
 	cr_assert_eq(lb_cpubatch_report_json(ro, pc), -EIO);
 	fclose(ro);
 	cr_assert_eq(lb_cpubatch_destroy(pc), 0);
-	lb_lock_destroy(&be_lock);
+	backend_fixture.pc = NULL;
+	cr_assert_eq(backend_teardown(), 0);
 }
 
 static struct lb_freelist *fl;

@@ -19,6 +19,7 @@
 #include <criterion/new/assert.h>
 
 #include "rseq.h"
+#include "../common/affinity.h"
 
 #define CAP 8
 
@@ -35,14 +36,10 @@ static int cpu;
 /* Pin to the CPU we run on, so every section indexes the same slot. */
 static void setup(void)
 {
-	cpu_set_t set;
-
 	if (!lbi_rseq_usable(false, lbi_rseq_nr_cpu_ids()))
 		cr_skip_test("lock path in this process: %s", lb_cpu_path_name());
-	cpu = sched_getcpu();
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	cr_assert(eq(int, sched_setaffinity(0, sizeof(set), &set), 0));
+	cpu = lb_test_pin_here();
+	cr_assert(ge(int, cpu, 0));
 	lay.nr_slots = lbi_rseq_nr_cpu_ids();
 	lay.stride = sizeof(struct slot);
 	lay.hdr_off = offsetof(struct slot, hdr);
