@@ -140,7 +140,9 @@ extern "C" {
  * membarrier registered, one slot per possible CPU id, no @cpu_fn, no
  * %LB_PCP_F_DEBUG, no %LB_PCP_F_LOCK_PATH, no ``LB_RSEQ=0``, not a
  * ThreadSanitizer build), each slot keeps a magazine in front of its
- * order-0 list: an array of ``min(batch, 64)`` objects. An order-0 alloc
+ * order-0 list: an array of ``min(batch << 5, 1024)`` objects (the
+ * largest transfer, ``batch << LB_PCP_BATCH_SCALE_MAX``; batch is sized in
+ * bytes, so a few MiB of objects of any size). An order-0 alloc
  * that finds an object there, and an order-0 free that finds room, run as
  * one rseq critical section on the calling CPU's slot: no lock, no atomic
  * instruction. Everything else takes the slot lock (the lock path): higher
@@ -153,10 +155,14 @@ extern "C" {
  * and for the caller's own CPU), fold the magazine into the slot (allocs,
  * frees and count become exact) and spill it into the order-0 list, so the
  * tuners, flushes, drains and the stats see exactly the objects the slot
- * holds. An owner's lock-path call then reloads the magazine to half its
- * capacity from the order-0 list and sets its room to what keeps
- * ``count`` below ``high``: a magazine free never reaches high, so rule (C)
- * and the flush decision are unchanged.
+ * holds. An owner's lock-path call then reloads the magazine from the
+ * order-0 list and sets its room to what keeps ``count`` below ``high``: a
+ * magazine free never reaches high, so rule (C) and the flush decision are
+ * unchanged. The reload takes three quarters of the capacity after an
+ * alloc found the magazine empty and one quarter after a free found it
+ * full (in general, what the spill left room for, within those bounds), so
+ * a run of frees spills each object once and a caller alternating at
+ * either end has a quarter of the capacity of slack.
  *
  * What the tuners see: count, allocs and frees exactly; the per-call
  * updates of free_count, alloc_factor and count_min only for lock-path
@@ -164,8 +170,9 @@ extern "C" {
  * per-CPU cache's zone-level state sees only its batched transfers.
  * count_min is lowered, when the magazine served allocations, to count
  * without the magazine (the least the slot can have held). A run of
- * allocs or frees reaches the lock path at least every ``capacity / 2``
- * calls, so high still grows on every refill and shrinks on decay; the
+ * allocs or frees reaches the lock path at least every
+ * ``3 * capacity / 4`` calls, so high still grows on every refill and
+ * shrinks on decay; the
  * LINUX fidelity tests (injected CPU ids) run on the lock path, and
  * tests/prop/prop_pcp_paths.c checks both paths against the same model.
  *
