@@ -140,14 +140,15 @@ extern "C" {
  * membarrier registered, one slot per possible CPU id, no @cpu_fn, no
  * %LB_PCP_F_DEBUG, no %LB_PCP_F_LOCK_PATH, no ``LB_RSEQ=0``, not a
  * ThreadSanitizer build), each slot keeps a magazine in front of its
- * order-0 list: an array of ``min(batch << 5, 1024)`` objects (the
- * largest transfer, ``batch << LB_PCP_BATCH_SCALE_MAX``; batch is sized in
- * bytes, so a few MiB of objects of any size). An order-0 alloc
- * that finds an object there, and an order-0 free that finds room, run as
- * one rseq critical section on the calling CPU's slot: no lock, no atomic
- * instruction. Everything else takes the slot lock (the lock path): higher
- * orders (their lists are not fronted), an empty or full magazine, a
- * thread without an rseq registration or a CPU id above the slot count.
+ * order-0 list: an array of 32 batches of objects, at most 1024 (the
+ * largest transfer, batch shifted by %LB_PCP_BATCH_SCALE_MAX;
+ * lb_pcp_size() sizes batch in bytes, so a few MiB of objects of any
+ * size). An order-0 alloc that finds an object there, and an order-0
+ * free that finds room, run as one rseq critical section on the calling
+ * CPU's slot: no lock, no atomic instruction. Everything else takes the
+ * slot lock (the lock path): higher orders (their lists are not fronted),
+ * an empty or full magazine, a thread without an rseq registration or a
+ * CPU id above the slot count.
  * &lb_pcp_stats.rseq tells which path a cache runs.
  *
  * The lock path and every remote access (drains, decay, steal, stats)
