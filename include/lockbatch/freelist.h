@@ -210,9 +210,10 @@ int lb_freelist_stats(const struct lb_freelist *fl,
  * The operations accept order 0 only: one lb_pcp object is one list
  * object (create the cache with ``max_order = 0``). alloc_bulk returns
  * %-EINVAL for another order, and carves at most
- * &lb_freelist_conf.fresh_bytes of never-used objects per call (fewer than
- * asked while returned objects run short); free_bulk, which cannot fail, counts the
- * objects of a failed check in @rejected and keeps them out of the list.
+ * &lb_freelist_conf.fresh_bytes of never-used objects per call (so fewer
+ * than asked when the returned objects do not cover the rest); free_bulk,
+ * which cannot fail, counts the objects of a failed check in @rejected and
+ * keeps them out of the list.
  * They run under the cache's back-end lock, which is the exclusion the
  * list needs, and are called once per back-end lock hold (lb_pcp).
  *
