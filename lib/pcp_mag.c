@@ -18,10 +18,22 @@
 
 #include "pcp_impl.h"
 
+/*
+ * The largest transfer (batch << 5, p->chunk): lb_pcp_size() sizes batch
+ * in bytes (a quarter of 1 MiB of units, rounded), so this is a few MiB of
+ * objects whatever their size, as TCMalloc bounds its per-CPU cache in
+ * bytes. A burst of that size never takes the lock path; the room below
+ * high (mag_reload()) still bounds what the magazine holds.
+ */
+static inline unsigned int mag_capacity(int batch)
+{
+	unsigned int cap = (unsigned int)batch << LB_PCP_BATCH_SCALE_MAX;
+
+	return cap < LBI_PCP_MAG_MAX ? cap : LBI_PCP_MAG_MAX;
+}
+
 void lbi_pcp_mag_setup(struct lb_pcp *p, int batch, bool force_lock)
 {
-	unsigned int cap;
-
 	p->lay.stride = p->slots.stride;
 	p->lay.hdr_off = offsetof(struct lbi_pcp_slot, hdr.rseq);
 	p->lay.items_off = offsetof(struct lbi_pcp_slot, mag);
@@ -33,16 +45,7 @@ void lbi_pcp_mag_setup(struct lb_pcp *p, int batch, bool force_lock)
 	    !lbi_rseq_usable(force_lock, p->slots.nr))
 		return;
 	p->slots.rseq = true;
-	/*
-	 * The largest transfer (batch << 5, p->chunk): lb_pcp_size() sizes
-	 * batch in bytes (a quarter of 1 MiB of units, rounded), so this is a
-	 * few MiB of objects whatever their size, as TCMalloc bounds its
-	 * per-CPU cache in bytes. A burst of that size never takes the lock
-	 * path; the room below high (mag_reload()) still bounds what the
-	 * magazine holds.
-	 */
-	cap = (unsigned int)batch << LB_PCP_BATCH_SCALE_MAX;
-	p->mag_cap = cap < LBI_PCP_MAG_MAX ? cap : LBI_PCP_MAG_MAX;
+	p->mag_cap = mag_capacity(batch);
 }
 
 /*
