@@ -24,6 +24,7 @@ struct lb_freelist {
 	uint64_t touched;	/* objects [0, touched) were handed out once */
 	void *head;		/* returned objects, linked through word 0 */
 	uint64_t nr_listed;	/* objects on @head */
+	unsigned int fresh_max;	/* never-used objects per pcp alloc_bulk */
 	bool mapped;
 	size_t map_size;
 	unsigned long *out_bits; /* debug: bit set while handed out */
@@ -49,6 +50,15 @@ static int check_conf(const struct lb_freelist_conf *c)
 	    c->arena_size < c->obj_size || (c->flags & ~LB_FREELIST_F_DEBUG))
 		return -EINVAL;
 	return 0;
+}
+
+/* &lb_freelist_conf.fresh_bytes in objects: at least one. */
+static unsigned int fresh_max(const struct lb_freelist_conf *c)
+{
+	size_t b = c->fresh_bytes ? c->fresh_bytes : LB_FREELIST_FRESH_BYTES;
+	size_t n = b / c->obj_size;
+
+	return n < 1 ? 1 : n > UINT_MAX ? UINT_MAX : (unsigned int)n;
 }
 
 static int map_arena(struct lb_freelist *fl, const struct lb_freelist_conf *c)
@@ -86,6 +96,7 @@ int lb_freelist_create(struct lb_freelist **flp,
 	fl->obj_size = c->obj_size;
 	fl->shift = log2_exact(c->obj_size);
 	fl->capacity = c->arena_size / c->obj_size;
+	fl->fresh_max = fresh_max(c);
 	if (c->flags & LB_FREELIST_F_DEBUG) {
 		size_t words = (fl->capacity + BITS_PER_WORD - 1) /
 			       BITS_PER_WORD;
@@ -149,12 +160,12 @@ static bool test_and_flip(unsigned long *bits, uint64_t i, bool want)
 	return true;
 }
 
-int lb_freelist_alloc_bulk(struct lb_freelist *fl, void **out, unsigned int n)
+/* Up to @n objects, of which at most @fresh never handed out before. */
+static int alloc_bulk(struct lb_freelist *fl, void **out, unsigned int n,
+		      unsigned int fresh)
 {
 	unsigned int i;
 
-	if (!fl || (!out && n))
-		return -EINVAL;
 	fl->st.alloc_calls++;
 	for (i = 0; i < n; i++) {
 		void *o = fl->head;
@@ -162,8 +173,9 @@ int lb_freelist_alloc_bulk(struct lb_freelist *fl, void **out, unsigned int n)
 		if (o) {
 			fl->head = *(void **)o;
 			fl->nr_listed--;
-		} else if (fl->touched < fl->capacity) {
+		} else if (fl->touched < fl->capacity && fresh) {
 			o = fl->base + fl->touched++ * fl->obj_size;
+			fresh--;
 		} else {
 			break;
 		}
@@ -175,6 +187,13 @@ int lb_freelist_alloc_bulk(struct lb_freelist *fl, void **out, unsigned int n)
 	if (fl->st.out > fl->st.peak_out)
 		fl->st.peak_out = fl->st.out;
 	return (int)i;
+}
+
+int lb_freelist_alloc_bulk(struct lb_freelist *fl, void **out, unsigned int n)
+{
+	if (!fl || (!out && n))
+		return -EINVAL;
+	return alloc_bulk(fl, out, n, UINT_MAX);
 }
 
 /* Debug mode: clear each object's out bit; on a failure restore them. */
@@ -252,9 +271,11 @@ int lb_freelist_stats(const struct lb_freelist *fl,
 static int pcp_alloc_bulk(void *ctx, unsigned int order, void **out,
 			  unsigned int n)
 {
+	struct lb_freelist *fl = ctx;
+
 	if (order)
 		return -EINVAL;
-	return lb_freelist_alloc_bulk(ctx, out, n);
+	return alloc_bulk(fl, out, n, fl->fresh_max);
 }
 
 /*

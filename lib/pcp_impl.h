@@ -18,8 +18,11 @@
 #include <lockbatch/pcp.h>
 #include "slots.h"
 
-/* Largest magazine (order-0 objects in front of the list, DOC: Owner path). */
-#define LBI_PCP_MAG_MAX 64u
+/*
+ * Largest magazine (order-0 objects in front of the list, DOC: Owner path):
+ * a slot's magazine holds min(batch << LB_PCP_BATCH_SCALE_MAX, this).
+ */
+#define LBI_PCP_MAG_MAX 1024u
 /*
  * The magazine word's weight counts owner sections (pushes and pops) since
  * the last fold; a push above this many folds on the lock path first.
@@ -56,6 +59,7 @@ struct lbi_pcp_slot {
 	void *mag[LBI_PCP_MAG_MAX];	/* order-0 objects, hottest on top */
 	uint32_t mag_seen;	/* magazine count at the last account */
 	uint32_t ops_seen;	/* and its section count (word's weight) */
+	uint32_t mag_spilled;	/* objects the last fold spilled */
 	struct lb_pcp_tune_state ts;
 	struct cds_list_head lists[LB_PCP_MAX_ORDER + 1];	/* hot at head */
 	void **buf;		/* transfer buffer, batch << 5 entries */

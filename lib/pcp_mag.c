@@ -20,6 +20,20 @@
 
 #include "pcp_impl.h"
 
+/*
+ * The largest transfer (batch << 5, p->chunk): lb_pcp_size() sizes batch
+ * in bytes (a quarter of 1 MiB of units, rounded), so this is a few MiB of
+ * objects whatever their size, as TCMalloc bounds its per-CPU cache in
+ * bytes. A burst of that size never takes the lock path; the room below
+ * high (mag_reload()) still bounds what the magazine holds.
+ */
+static inline unsigned int mag_capacity(int batch)
+{
+	unsigned int cap = (unsigned int)batch << LB_PCP_BATCH_SCALE_MAX;
+
+	return cap < LBI_PCP_MAG_MAX ? cap : LBI_PCP_MAG_MAX;
+}
+
 void lbi_pcp_mag_setup(struct lb_pcp *p, int batch, bool force_lock)
 {
 	p->mag_cap = 0;
@@ -41,8 +55,7 @@ void lbi_pcp_mag_setup(struct lb_pcp *p, int batch, bool force_lock)
 	p->mag_nr = p->slots.nr;
 	p->rseq_off = (long)__rseq_offset;
 	p->mag_hdr = (char *)&lbi_pcp_slot_at(p, 0)->hdr.rseq;
-	p->mag_cap = (unsigned int)batch < LBI_PCP_MAG_MAX ? (unsigned int)batch :
-							     LBI_PCP_MAG_MAX;
+	p->mag_cap = mag_capacity(batch);
 #else
 	(void)batch;
 #endif
@@ -86,6 +99,7 @@ void lbi_pcp_mag_fold(struct lbi_pcp_slot *sl)
 	lbi_pcp_mag_account(sl);
 	for (i = 0; i < sl->mag_seen; i++)
 		cds_list_add((struct cds_list_head *)sl->mag[i], &sl->lists[0]);
+	sl->mag_spilled = sl->mag_seen;
 	sl->mag_seen = 0;
 	sl->ops_seen = 0;
 	sl->hdr.rseq.word = 0;
@@ -93,16 +107,56 @@ void lbi_pcp_mag_fold(struct lbi_pcp_slot *sl)
 }
 
 /*
- * Owner's lock path, before unlocking: refill the magazine to half its
- * capacity from the hot end of the order-0 list (hottest on top) and give
- * frees the room that keeps count below high (lbi_tune_free_fast()).
+ * How many objects the owner's reload takes: what the fold of this hold
+ * left room for, within [capacity / 4, 3 * capacity / 4]. An alloc that
+ * found the magazine empty reloads three quarters (a run of allocs takes
+ * the lock path every 3/4 capacity calls, not every half); a free that
+ * found it full keeps one quarter, so a run of frees spills each object
+ * once instead of spilling a full magazine and reading half of it back.
+ * Either way an alternating caller has a quarter of the capacity of
+ * slack on both sides before the next lock path.
+ */
+static unsigned int mag_reload_target(const struct lb_pcp *p,
+				      const struct lbi_pcp_slot *sl)
+{
+	unsigned int c = p->mag_cap;
+	unsigned int t = sl->mag_spilled < c ? c - sl->mag_spilled : 0;
+
+	if (t < c / 4)
+		t = c / 4;
+	if (t > c - c / 4)
+		t = c - c / 4;
+	return t ? t : 1;
+}
+
+/*
+ * The objects a reload will unlink are, after a fold in this hold, the
+ * ones the fold spilled, top first: their addresses are still in the
+ * array. Prefetch them so the reload's walk, one dependent load per node
+ * (4 KiB objects share a few cache sets), does not wait on each in turn.
+ * A wrong guess (the hold changed the hot end) costs a useless prefetch.
+ */
+static void mag_prefetch(const struct lbi_pcp_slot *sl, unsigned int n)
+{
+	unsigned int i, f = sl->mag_spilled;
+
+	for (i = 0; i < n && i < f; i++)
+		__builtin_prefetch(sl->mag[f - 1 - i], 1);
+}
+
+/*
+ * Owner's lock path, before unlocking: refill the magazine from the hot
+ * end of the order-0 list (hottest on top; mag_reload_target() says how
+ * many) and give frees the room that keeps count below high
+ * (lbi_tune_free_fast()).
  */
 static void mag_reload(struct lb_pcp *p, struct lbi_pcp_slot *sl)
 {
 	struct cds_list_head *head = &sl->lists[0];
-	unsigned int target = (p->mag_cap + 1) / 2, n = 0, i, cap;
+	unsigned int target = mag_reload_target(p, sl), n = 0, i, cap;
 	int room = sl->ts.high - 1 - sl->ts.count;
 
+	mag_prefetch(sl, target);
 	while (n < target && !cds_list_empty(head)) {
 		struct cds_list_head *node = head->next;
 

@@ -7,7 +7,8 @@
  *
  * lb_pcp rows: an lb_pcp cache (max_order 0, sized by lb_pcp_size() from
  * the arena, as Linux sizes a zone, decay thread running) over the stock
- * lb_freelist back-end on a mapped arena. The mutex row: the same free
+ * lb_freelist back-end on a mapped arena; every other field of both confs
+ * at its default, as a user would write them. The mutex row: the same free
  * list behind one pthread mutex, one object per hold. Malloc rows: the
  * process's malloc, which the driver replaced with LD_PRELOAD; the worker
  * checks the allocator it got is the one it was asked for, so a missing

@@ -32,6 +32,15 @@ extern "C" {
  * size follows the high-water mark of use, not its capacity. A free
  * object links through its first pointer-sized word.
  *
+ * A cache in front of the list writes its own links into every object a
+ * refill brings, and lb_pcp's refills grow geometrically while allocations
+ * dominate (up to ``batch << 5`` objects): carving all of one from the
+ * untouched tail would fault in pages nobody asked for yet. The lb_pcp
+ * back-end therefore carves at most @fresh_bytes of never-used objects per
+ * refill (a short refill is allowed by &struct lb_pcp_backend); returned
+ * objects, resident already, are handed out without that limit. TCMalloc's
+ * central lists move 64 KiB per transfer for the same reason.
+ *
  * Every object given back is checked to lie inside the arena on an object
  * boundary; with %LB_FREELIST_F_DEBUG a bitmap also catches an object
  * returned twice. A bulk free that fails a check frees nothing.
@@ -60,13 +69,22 @@ extern "C" {
  * @arena_size: Bytes of the arena; at least one object. The capacity is
  *	``arena_size / obj_size`` objects (the remainder is not used).
  * @flags: %LB_FREELIST_F_DEBUG.
+ * @fresh_bytes: Most bytes of never-used objects one alloc_bulk call of
+ *	the lb_pcp back-end carves from the arena (at least one object); 0
+ *	for %LB_FREELIST_FRESH_BYTES, ``SIZE_MAX`` for no limit.
+ *	lb_freelist_alloc_bulk() itself is not limited.
  */
 struct lb_freelist_conf {
 	size_t obj_size;
 	void *arena;
 	size_t arena_size;
 	unsigned int flags;
+	size_t fresh_bytes;
 };
+
+/** define LB_FREELIST_FRESH_BYTES - Default &lb_freelist_conf.fresh_bytes:
+ * 64 KiB, TCMalloc's transfer size between its central and per-CPU lists. */
+#define LB_FREELIST_FRESH_BYTES ((size_t)64 << 10)
 
 /**
  * define LB_FREELIST_CONF_INIT - Static initializer of &struct lb_freelist_conf.
@@ -75,7 +93,7 @@ struct lb_freelist_conf {
  *	C++ (positional).
  */
 #define LB_FREELIST_CONF_INIT(obj_size, arena_size)			\
-	{ (obj_size), 0, (arena_size), 0 }
+	{ (obj_size), 0, (arena_size), 0, 0 }
 
 /**
  * struct lb_freelist_stats - Counters.
@@ -191,8 +209,11 @@ int lb_freelist_stats(const struct lb_freelist *fl,
  *
  * The operations accept order 0 only: one lb_pcp object is one list
  * object (create the cache with ``max_order = 0``). alloc_bulk returns
- * %-EINVAL for another order; free_bulk, which cannot fail, counts the
- * objects of a failed check in @rejected and keeps them out of the list.
+ * %-EINVAL for another order, and carves at most
+ * &lb_freelist_conf.fresh_bytes of never-used objects per call (so fewer
+ * than asked when the returned objects do not cover the rest); free_bulk,
+ * which cannot fail, counts the objects of a failed check in @rejected and
+ * keeps them out of the list.
  * They run under the cache's back-end lock, which is the exclusion the
  * list needs, and are called once per back-end lock hold (lb_pcp).
  *

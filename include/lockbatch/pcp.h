@@ -138,8 +138,10 @@ extern "C" {
  * ThreadSanitizer build and no ThreadSanitizer runtime in the process: a
  * client built with ``-fsanitize=thread`` cannot see the sections, so it
  * gets the lock path, which tells TSan its orderings), each slot keeps a
- * magazine in front of its order-0 list: an array of ``min(batch, 64)``
- * objects. An order-0 alloc
+ * magazine in front of its order-0 list: an array of 32 batches of
+ * objects, at most 1024 (the largest transfer, batch shifted by
+ * %LB_PCP_BATCH_SCALE_MAX; lb_pcp_size() sizes batch in bytes, so a few
+ * MiB of objects of any size). An order-0 alloc
  * that finds an object there, and an order-0 free that finds room, run as
  * one rseq critical section on the calling CPU's slot: no lock, no atomic
  * instruction. Everything else takes the slot lock (the lock path): higher
@@ -156,10 +158,14 @@ extern "C" {
  * and for the caller's own CPU), fold the magazine into the slot (allocs,
  * frees and count become exact) and spill it into the order-0 list, so the
  * tuners, flushes, drains and the stats see exactly the objects the slot
- * holds. An owner's lock-path call then reloads the magazine to half its
- * capacity from the order-0 list and sets its room to what keeps
- * ``count`` below ``high``: a magazine free never reaches high, so rule (C)
- * and the flush decision are unchanged.
+ * holds. An owner's lock-path call then reloads the magazine from the
+ * order-0 list and sets its room to what keeps ``count`` below ``high``: a
+ * magazine free never reaches high, so rule (C) and the flush decision are
+ * unchanged. The reload takes three quarters of the capacity after an
+ * alloc found the magazine empty and one quarter after a free found it
+ * full (in general, what the spill left room for, within those bounds), so
+ * a run of frees spills each object once and a caller alternating at
+ * either end has a quarter of the capacity of slack.
  *
  * What the tuners see: count, allocs and frees exactly; the per-call
  * updates of free_count, alloc_factor and count_min only for lock-path
@@ -167,8 +173,9 @@ extern "C" {
  * per-CPU cache's zone-level state sees only its batched transfers.
  * count_min is lowered, when the magazine served allocations, to count
  * without the magazine (the least the slot can have held). A run of
- * allocs or frees reaches the lock path at least every ``capacity / 2``
- * calls, so high still grows on every refill and shrinks on decay; the
+ * allocs or frees reaches the lock path at least every
+ * ``3 * capacity / 4`` calls, so high still grows on every refill and
+ * shrinks on decay; the
  * LINUX fidelity tests (injected CPU ids) run on the lock path, and
  * tests/prop/prop_pcp_paths.c checks both paths against the same model.
  *
@@ -416,8 +423,9 @@ struct lb_pcp;
  * declared (&struct lb_pcp_conf lists each field's default, limits and
  * error); the first violation is returned.
  *
- * Context: Any thread. Allocates the slots (cache-line aligned) and one
- * transfer buffer of ``batch << LB_PCP_BATCH_SCALE_MAX`` pointers each.
+ * Context: Any thread. Allocates the slots (cache-line aligned, about
+ * 8.5 KiB each with the owner path's magazine) and one transfer buffer of
+ * ``batch << LB_PCP_BATCH_SCALE_MAX`` pointers each.
  * Return: 0; %-EINVAL if @p or @conf is NULL or a field is out of its
  * limits; %-ENOMEM (or the error of lb_lock_init()). *@p is set only on
  * success.

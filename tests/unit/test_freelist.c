@@ -2,8 +2,9 @@
 /*
  * lb_freelist: creation and bad input, LIFO reuse and lazy carving, the
  * bulk-free checks (nothing freed when one object is bad), debug-mode
- * double frees, a random operation sequence against a reference set, and
- * lb_pcp running over the stock back-end with conservation checked.
+ * double frees, a random operation sequence against a reference set,
+ * lb_pcp running over the stock back-end with conservation checked, and
+ * the back-end's limit on never-used objects per refill.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -235,6 +236,52 @@ Test(freelist, pcp_backend_conserves_objects)
 	cr_assert(ge(u64, st.touched, 600), "every allocation came from the list");
 	cr_assert(le(u64, st.touched, 600 + (15 << LB_PCP_BATCH_SCALE_MAX)),
 		  "refills overshoot by less than one largest refill");
+	lb_freelist_destroy(fl);
+}
+
+/*
+ * The lb_pcp back-end carves at most fresh_bytes of never-used objects per
+ * call (returned ones without limit); the list's own bulk call does not.
+ */
+Test(freelist, pcp_alloc_bulk_carves_at_most_fresh_bytes)
+{
+	struct lb_freelist_conf c = conf(4096, NULL, 256 * 4096, 0);
+	struct lb_freelist_stats st;
+	struct lb_pcp_backend be;
+	struct lb_freelist *fl;
+	static void *o[256];
+
+	c.fresh_bytes = 10 * 4096 + 100;
+	cr_assert(eq(int, lb_freelist_create(&fl, &c), 0));
+	lb_freelist_pcp_backend(fl, &be);
+	cr_assert(eq(int, be.alloc_bulk(be.ctx, 0, o, 64), 10), "10 fresh");
+	cr_assert(eq(int, be.alloc_bulk(be.ctx, 0, &o[10], 64), 10));
+	be.free_bulk(be.ctx, 0, o, 20);
+	cr_assert(eq(int, be.alloc_bulk(be.ctx, 0, o, 64), 30),
+		  "20 returned, then 10 fresh");
+	lb_freelist_stats(fl, &st);
+	cr_assert(eq(u64, st.touched, 30), "only what was carved is touched");
+	cr_assert(eq(int, lb_freelist_alloc_bulk(fl, &o[30], 64), 64),
+		  "the list's own bulk call is not limited");
+	lb_freelist_destroy(fl);
+
+	c.fresh_bytes = 1;			/* less than one object: one */
+	cr_assert(eq(int, lb_freelist_create(&fl, &c), 0));
+	lb_freelist_pcp_backend(fl, &be);
+	cr_assert(eq(int, be.alloc_bulk(be.ctx, 0, o, 8), 1));
+	lb_freelist_destroy(fl);
+
+	c.fresh_bytes = SIZE_MAX;		/* no limit */
+	cr_assert(eq(int, lb_freelist_create(&fl, &c), 0));
+	lb_freelist_pcp_backend(fl, &be);
+	cr_assert(eq(int, be.alloc_bulk(be.ctx, 0, o, 256), 256));
+	lb_freelist_destroy(fl);
+
+	c.fresh_bytes = 0;			/* LB_FREELIST_FRESH_BYTES */
+	cr_assert(eq(int, lb_freelist_create(&fl, &c), 0));
+	lb_freelist_pcp_backend(fl, &be);
+	cr_assert(eq(int, be.alloc_bulk(be.ctx, 0, o, 256),
+		     (int)(LB_FREELIST_FRESH_BYTES / 4096)));
 	lb_freelist_destroy(fl);
 }
 
