@@ -20,11 +20,6 @@ const char *lf_mode_name(enum lf_mode mode)
 	return (unsigned int)mode < LF_NR_MODES ? mode_names[mode] : "invalid";
 }
 
-static const char *lock_name(enum lb_lock_kind kind)
-{
-	return kind == LB_LOCK_MUTEX ? "mutex" : "spin";
-}
-
 /* 4096 -> "4K", 1048576 -> "1M", others in bytes. */
 static const char *size_str(size_t size, char *buf, size_t len)
 {
@@ -233,7 +228,7 @@ void lf_report_table(const struct lf_conf *conf, const struct lf_result *res,
 		return;
 	printf("lru-fault: %u threads x %s, %u loops, %s lock, %u slots (cpu id: %s), %s commit\n\n",
 	       conf->threads, size_str(conf->mem, mem, sizeof(mem)),
-	       conf->loops, lock_name(conf->lock_kind), res[0].nr_slots,
+	       conf->loops, lf_lock_name(conf->lock_kind), res[0].nr_slots,
 	       lb_cpu_source_name(res[0].cpu_src),
 	       res[0].splice ? "splice" : "per-object");
 	printf("%6s %-9s %12s %12s %12s %12s %9s %11s %13s %10s %12s\n", "size",
@@ -311,7 +306,7 @@ void lf_report_json(const struct lf_result *res, unsigned int nr)
 		       "\"contended\":%llu,\"wait_ns_total\":%llu,"
 		       "\"wait_ns_max\":%llu,\"wait_ns_avg\":%llu",
 		       i ? "," : "", r->size, lf_mode_name(r->mode), r->threads,
-		       r->loops, r->mem, lock_name(r->lock_kind), r->nr_slots,
+		       r->loops, r->mem, lf_lock_name(r->lock_kind), r->nr_slots,
 		       lb_cpu_source_name(r->cpu_src),
 		       (unsigned long long)r->objects,
 		       (unsigned long long)r->elapsed_ns, r->ops_per_sec,

@@ -43,13 +43,13 @@ static void usage(FILE *f)
 "                   above 4K flush the batch), weighted (batches capped at 31\n"
 "                   pages), limit (an LRU per thread: its lock is never\n"
 "                   contended) (default: all four)\n"
-"  --lock KIND      spin or mutex: the list lock (default mutex). With more\n"
-"                   threads than CPUs a lock holder is often preempted (the\n"
-"                   max waits of milliseconds in the table); a spinning\n"
-"                   waiter then burns the CPU the holder needs, and the\n"
-"                   result depends on backoff and yield tuning. A mutex\n"
-"                   waiter sleeps, so the figures track lock traffic. Both\n"
-"                   measured alike on 2 CPUs with 20 threads.\n"
+"  --lock KIND      mutex, spin, ticket, mcs or clh: the list lock (default\n"
+"                   mutex). With more threads than CPUs a lock holder is\n"
+"                   often preempted (the max waits of milliseconds in the\n"
+"                   table); a spinning waiter then burns the CPU the holder\n"
+"                   needs, and the FIFO kinds hand the lock to waiters that\n"
+"                   are not running. A mutex waiter sleeps, so the figures\n"
+"                   track lock traffic.\n"
 "  --split-every N  every N-th object a thread maps is split by another thread\n"
 "                   while it may still wait in that thread's batch: a settler\n"
 "                   calls lb_cpubatch_settle() on it (every other one also carries\n"
@@ -164,13 +164,14 @@ static int parse_modes(char *list, struct lf_conf *c)
 
 static int parse_lock(const char *s, enum lb_lock_kind *out)
 {
-	if (!strcmp(s, "spin"))
-		*out = LB_LOCK_SPIN;
-	else if (!strcmp(s, "mutex"))
-		*out = LB_LOCK_MUTEX;
-	else
-		return -EINVAL;
-	return 0;
+	unsigned int k;
+
+	for (k = 0; k < LB_LOCK_NR_KINDS; k++)
+		if (!strcmp(s, lf_lock_name((enum lb_lock_kind)k))) {
+			*out = (enum lb_lock_kind)k;
+			return 0;
+		}
+	return -EINVAL;
 }
 
 /* Every size must fit --mem at least once and not exceed the object cap. */

@@ -84,6 +84,8 @@ struct lf_lru {
 };
 
 int lf_lru_init(struct lf_lru *lru, enum lb_lock_kind kind, bool splice);
+/* "mutex", "spin", "ticket", "mcs", "clh"; NULL for an unknown kind. */
+const char *lf_lock_name(enum lb_lock_kind kind);
 void lf_lru_destroy(struct lf_lru *lru);
 void lf_lru_commit(struct lf_lru *lru, void *const *objs, unsigned int n);
 void lf_lru_release(struct lf_lru *lru, struct lf_obj **objs, unsigned int n);

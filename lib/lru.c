@@ -217,8 +217,7 @@ int lb_lru_create(struct lb_lru **plru, const struct lb_lru_conf *conf)
 	int rc, i;
 
 	if (!plru || !conf || (conf->flags & ~LB_LRU_CONF_FLAGS) ||
-	    (conf->lock_kind != LB_LOCK_SPIN &&
-	     conf->lock_kind != LB_LOCK_MUTEX))
+	    (unsigned int)conf->lock_kind >= LB_LOCK_NR_KINDS)
 		return -EINVAL;
 	lru = calloc(1, sizeof(*lru));
 	if (!lru)

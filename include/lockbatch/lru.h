@@ -191,8 +191,10 @@ struct lb_lru_ops {
 
 /**
  * struct lb_lru_conf - Creation parameters.
- * @lock_kind: Kind of the LRU lock, %LB_LOCK_SPIN or %LB_LOCK_MUTEX (0,
- *	the default).
+ * @lock_kind: Kind of the LRU lock: any &enum lb_lock_kind (%LB_LOCK_MUTEX,
+ *	0, is the default). The queue kinds (%LB_LOCK_MCS, %LB_LOCK_CLH) take
+ *	a per-thread queue node per hold; the LRU never nests its lock, so
+ *	it uses one entry of the %LB_LOCK_NEST_MAX table.
  * @name: Lock name for reports (not copied); NULL means "lru".
  * @node_offset: offsetof() the &struct lb_lru_node in the caller's object.
  * @flags: %LB_LRU_NO_PREFETCH, %LB_LRU_NO_SPLICE, %LB_LRU_HOLD_TIME.

@@ -125,6 +125,47 @@ Test(lru, create_rejects_bad_conf)
 	cr_assert(eq(int, lb_lru_destroy(NULL), -EINVAL));
 }
 
+/* Every lock kind drives the whole API: commit, isolate, putback, del. */
+Test(lru, every_lock_kind)
+{
+	unsigned int k, i, ids[NOBJ];
+
+	for (k = 0; k < LB_LOCK_NR_KINDS; k++) {
+		struct lb_lru_conf conf = {
+			.lock_kind = (enum lb_lock_kind)k, .name = "kind-lru",
+			.node_offset = offsetof(struct obj, node),
+			.flags = LB_LRU_HOLD_TIME, .ops = &test_ops,
+		};
+		struct lb_lru *lru = NULL;
+		struct cds_list_head l;
+		struct lb_lru_stats st;
+		void *v[8];
+
+		setup_objs();
+		cr_assert(eq(int, lb_lru_create(&lru, &conf), 0), "kind %u", k);
+		cur_lru = lru;
+		for (i = 0; i < 8; i++) {
+			objs[i].refs = 2;
+			v[i] = &objs[i];
+		}
+		cr_assert(eq(int, lb_lru_commit(lru, v, 8), 8));
+		CDS_INIT_LIST_HEAD(&l);
+		cr_assert(eq(int, lb_lru_isolate(lru, LB_LRU_INACTIVE, &l, 4,
+						 NULL, NULL), 4));
+		cr_assert(eq(int, lb_lru_putback(lru, &l, 0), 4));
+		cr_assert(eq(int, lb_lru_del(lru, v, 2), 2));
+		cr_assert(eq(int, lb_lru_stats(lru, &st), 0));
+		cr_assert(eq(u64, st.nr[LB_LRU_INACTIVE], 6), "kind %u", k);
+		cr_assert(eq(u64, lb_lru_lock(lru)->st.acquisitions,
+			     st.path[LB_LRU_PATH_ADD].acquisitions +
+			     st.path[LB_LRU_PATH_ISOLATE].acquisitions +
+			     st.path[LB_LRU_PATH_PUTBACK].acquisitions +
+			     st.path[LB_LRU_PATH_DEL].acquisitions + 1));
+		cr_assert(eq(u32, take_all(lru, LB_LRU_INACTIVE, ids), 6));
+		cr_assert(eq(int, lb_lru_destroy(lru), 0), "kind %u", k);
+	}
+}
+
 Test(lru, bad_arguments_rejected)
 {
 	struct lb_lru *lru = mk(0);
