@@ -8,17 +8,38 @@
 
 #include <lockbatch/lru.h>
 
+/* The cache line size the layout of &struct lb_lru is built for. */
+#define LBI_LRU_LINE 64
+
+/*
+ * Two parts, each starting a cache line. The first is read-only after
+ * creation and read without the lock (a commit's prepare phase reads
+ * @node_offset and @flags while another thread holds the lock). The second
+ * is what a holder writes, packed so a splice commit touches the fewest
+ * lines: the lock word, the list heads, the counters, the clock stamp.
+ * Mixed, every prepare phase would pull a line the holder is writing.
+ */
+/* How the scan prefetches the next node (chosen at creation). */
+enum lbi_lru_prefetch {
+	LBI_LRU_PREFETCH_NONE,	/* %LB_LRU_NO_PREFETCH */
+	LBI_LRU_PREFETCH_BUILTIN,	/* __builtin_prefetch(p, 1) */
+	LBI_LRU_PREFETCH_W,	/* x86 PREFETCHW, the CPU has it */
+};
+
 struct lb_lru {
-	struct lb_lock lock;
-	struct cds_list_head lists[LB_LRU_NR_LISTS];	/* under lock */
-	struct lb_lru_stats st;				/* under lock */
-	struct lb_lock_stats seen;	/* lock counters after the last holder */
-	uint64_t hold_start;		/* ticks; valid while held */
 	size_t node_offset;
 	unsigned int flags;
+	enum lbi_lru_prefetch prefetch;
 	struct lb_lru_ops ops;
 	void *arg;
 	struct lb_backend_ops bops;	/* what lb_lru_cpubatch_conf() hands out */
+
+	struct lb_lock lock __attribute__((aligned(LBI_LRU_LINE)));
+	struct cds_list_head lists[LB_LRU_NR_LISTS];	/* under lock */
+	uint64_t hold_start;		/* ticks; valid while held */
+	/* Lock counters after the last holder (contentions, wait_ns_total). */
+	struct lb_lock_stats seen;
+	struct lb_lru_stats st;				/* under lock */
 };
 
 static inline struct lb_lru_node *lbi_lru_node(const struct lb_lru *lru,
@@ -61,6 +82,7 @@ static inline void lbi_lru_unlink(struct lb_lru *lru, struct lb_lru_node *n)
 }
 
 void lbi_lru_lock(struct lb_lru *lru, enum lb_lru_path path);
+bool lbi_lru_has_prefetchw(void);
 void lbi_lru_unlock(struct lb_lru *lru, enum lb_lru_path path,
 		    uint64_t objs);
 

@@ -227,6 +227,14 @@ struct lb_lru_conf {
  * @contentions: ... and found it held.
  * @wait_ns_total: Summed wait of those, in ns.
  * @wait_ns_max: Longest wait, in ns.
+ * @waits_long: Contended acquisitions that waited at least
+ *              %LB_LRU_HOLD_LONG_NS. No queue of holds that short adds up
+ *              to that; such a wait spans a descheduling (of the holder,
+ *              or of the waiter itself between its spins or in its sleep),
+ *              which a kernel spinlock, held and waited for with
+ *              preemption off, never sees. The lock traffic proper is
+ *              (@wait_ns_total - @wait_ns_long).
+ * @wait_ns_long: Their summed wait, in ns.
  * @hold_ns_total: Summed hold time, in ns (only with %LB_LRU_HOLD_TIME).
  * @hold_ns_max: Longest hold, in ns (likewise).
  * @holds_long: Holds of at least %LB_LRU_HOLD_LONG_NS (likewise). A hold
@@ -243,6 +251,8 @@ struct lb_lru_path_stats {
 	uint64_t contentions;
 	uint64_t wait_ns_total;
 	uint64_t wait_ns_max;
+	uint64_t waits_long;
+	uint64_t wait_ns_long;
 	uint64_t hold_ns_total;
 	uint64_t hold_ns_max;
 	uint64_t holds_long;
@@ -250,7 +260,10 @@ struct lb_lru_path_stats {
 	uint64_t objs;
 };
 
-/** define LB_LRU_HOLD_LONG_NS - A hold this long (100 µs) counts as descheduled. */
+/**
+ * define LB_LRU_HOLD_LONG_NS - A hold or a wait this long (100 µs) counts
+ * as descheduled.
+ */
 #define LB_LRU_HOLD_LONG_NS 100000u
 
 /**
