@@ -219,7 +219,7 @@ static void json_split(const struct lf_result *r)
 }
 
 void lf_report_table(const struct lf_conf *conf, const struct lf_result *res,
-		     unsigned int nr)
+		     unsigned int nr, const struct lf_causes *causes)
 {
 	char sz[32], mem[32];
 	unsigned int i;
@@ -251,6 +251,8 @@ void lf_report_table(const struct lf_conf *conf, const struct lf_result *res,
 	}
 	print_ratios(res, nr);
 	print_splits(res, nr);
+	if (causes)
+		lf_causes_table(causes, conf->nr_sizes);
 }
 
 /* Ratios of weighted mode against the other modes run at its size. */
@@ -289,7 +291,8 @@ static void json_path(const char *p, const struct lf_path_stats *s)
 	       p, (unsigned long long)s->wait_ns_max);
 }
 
-void lf_report_json(const struct lf_result *res, unsigned int nr)
+void lf_report_json(const struct lf_result *res, unsigned int nr,
+		    const struct lf_causes *causes, unsigned int nr_causes)
 {
 	unsigned int i;
 
@@ -319,9 +322,11 @@ void lf_report_json(const struct lf_result *res, unsigned int nr)
 		       (unsigned long long)wait_avg(r));
 		json_path("add", &r->path[LF_PATH_ADD]);
 		json_path("release", &r->path[LF_PATH_RELEASE]);
-		printf(",\"splice\":%s,\"add_hold_ns_total\":%llu,"
+		printf(",\"splice\":%s,\"release_hold_ns_total\":%llu,"
+		       "\"add_hold_ns_total\":%llu,"
 		       "\"add_holds_long\":%llu,\"add_hold_ns_avg\":%llu",
 		       r->splice ? "true" : "false",
+		       (unsigned long long)r->path[LF_PATH_RELEASE].hold_ns_total,
 		       (unsigned long long)r->path[LF_PATH_ADD].hold_ns_total,
 		       (unsigned long long)r->path[LF_PATH_ADD].holds_long,
 		       (unsigned long long)add_hold_avg(r));
@@ -334,5 +339,7 @@ void lf_report_json(const struct lf_result *res, unsigned int nr)
 			json_split(r);
 		printf("}");
 	}
+	if (causes)
+		lf_causes_json(causes, nr_causes);
 	printf("\n]\n");
 }
