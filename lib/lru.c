@@ -155,12 +155,15 @@ void lbi_lru_unlock(struct lb_lru *lru, enum lb_lru_path path, uint64_t objs)
  * The commit of a flushed batch. Prepare: link the objects into a private
  * chain with no lock held (each goes to the chain's head, so the last one
  * added ends nearest the list head, as lru_add() in a loop would leave
- * them). Then splice the chain under the lock: O(1), whatever the batch.
+ * them), and point the chain's first node back at the list head, which
+ * does not move. Then splice the chain under the lock: three pointer
+ * writes and the counters, whatever the batch.
  */
 static unsigned int commit_splice(struct lb_lru *lru, void *const *objs,
 				  unsigned int n)
 {
-	struct cds_list_head chain;
+	struct cds_list_head chain, *head = &lru->lists[LB_LRU_INACTIVE];
+	struct cds_list_head *first, *last;
 	uint64_t weight = 0;
 	unsigned int i, nr = 0, bad = 0;
 
@@ -177,8 +180,16 @@ static unsigned int commit_splice(struct lb_lru *lru, void *const *objs,
 		weight += node->weight;
 		nr++;
 	}
+	first = chain.next;
+	last = chain.prev;
+	if (nr)
+		first->prev = head;
 	lbi_lru_lock(lru, LB_LRU_PATH_ADD);
-	cds_list_splice(&chain, &lru->lists[LB_LRU_INACTIVE]);
+	if (nr) {
+		last->next = head->next;
+		head->next->prev = last;
+		head->next = first;
+	}
 	lru->st.nr[LB_LRU_INACTIVE] += nr;
 	lru->st.weight[LB_LRU_INACTIVE] += weight;
 	if (lbi_unlikely(bad))

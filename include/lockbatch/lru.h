@@ -39,9 +39,13 @@ extern "C" {
  * Reclaim. lb_lru_isolate() takes up to N objects from the tail of a list
  * under one lock hold into a private list, asking an optional scan callback
  * per object (isolate, rotate to the head, activate, skip, stop). The scan
- * prefetches the next node for writing (``__builtin_prefetch(p, 1)``, as
- * MGLRU's scan does with prefetchw) while the callback works on the current
- * one; %LB_LRU_NO_PREFETCH turns that off. lb_lru_putback() moves a private
+ * prefetches the next node for writing (x86 PREFETCHW where CPUID reports
+ * it, else ``__builtin_prefetch(p, 1)``; MGLRU's scan uses prefetchw) while
+ * the callback works on the current one; %LB_LRU_NO_PREFETCH turns that
+ * off. The next pointer is read before the callback runs, so the core's
+ * out-of-order window already overlaps the next miss with a short visit:
+ * the prefetch pays off when the per-object work is longer than that
+ * window (tests/bench/bench_lru_scan.c measures both). lb_lru_putback() moves a private
  * list back (the move_folios_to_lru() shape): the @release hook drops the
  * isolation reference of each object, and objects whose last reference
  * that was go to the @secondary hook *after* the lock is dropped.
