@@ -64,7 +64,6 @@ static void clock_init(void)
 {
 	pthread_once(&calib_once, calibrate);
 }
-
 #else
 static uint64_t ticks(void)
 {

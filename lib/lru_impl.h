@@ -11,6 +11,13 @@
 /* The cache line size the layout of &struct lb_lru is built for. */
 #define LBI_LRU_LINE 64
 
+/* How the scan prefetches the next node (chosen at creation). */
+enum lbi_lru_prefetch {
+	LBI_LRU_PREFETCH_NONE,	/* %LB_LRU_NO_PREFETCH */
+	LBI_LRU_PREFETCH_BUILTIN,	/* __builtin_prefetch(p, 1) */
+	LBI_LRU_PREFETCH_W,	/* x86 PREFETCHW, the CPU has it */
+};
+
 /*
  * Two parts, each starting a cache line. The first is read-only after
  * creation and read without the lock (a commit's prepare phase reads
@@ -19,13 +26,6 @@
  * lines: the lock word, the list heads, the counters, the clock stamp.
  * Mixed, every prepare phase would pull a line the holder is writing.
  */
-/* How the scan prefetches the next node (chosen at creation). */
-enum lbi_lru_prefetch {
-	LBI_LRU_PREFETCH_NONE,	/* %LB_LRU_NO_PREFETCH */
-	LBI_LRU_PREFETCH_BUILTIN,	/* __builtin_prefetch(p, 1) */
-	LBI_LRU_PREFETCH_W,	/* x86 PREFETCHW, the CPU has it */
-};
-
 struct lb_lru {
 	size_t node_offset;
 	unsigned int flags;
