@@ -156,6 +156,7 @@ struct row {
 	double wait_ms;		/* waiters' total wait, all paths */
 	double short_ms;	/* ... less the waits that span a descheduling */
 	uint64_t waits_long;
+	uint64_t holds_long;	/* holds a descheduled holder stretched */
 	uint64_t acquisitions;
 	uint64_t contentions;
 };
@@ -206,6 +207,7 @@ static void fill_row(struct row *row, struct lb_lru *lru, enum lb_lru_path path)
 	row->wait_ms = 0;
 	row->short_ms = 0;
 	row->waits_long = 0;
+	row->holds_long = 0;
 	row->acquisitions = st.path[path].acquisitions;
 	row->contentions = 0;
 	for (p = 0; p < LB_LRU_NR_PATHS; p++) {
@@ -213,6 +215,7 @@ static void fill_row(struct row *row, struct lb_lru *lru, enum lb_lru_path path)
 		row->short_ms += (double)(st.path[p].wait_ns_total -
 					  st.path[p].wait_ns_long) / 1e6;
 		row->waits_long += st.path[p].waits_long;
+		row->holds_long += st.path[p].holds_long;
 		row->contentions += st.path[p].contentions;
 	}
 }
@@ -363,7 +366,7 @@ static int cmp_double(const void *a, const void *b)
  */
 static void median_row(struct row *out, const struct row *runs, int n)
 {
-	double col[6][MAX_REPS];
+	double col[7][MAX_REPS];
 	int k, c;
 
 	for (k = 0; k < n; k++) {
@@ -373,8 +376,9 @@ static void median_row(struct row *out, const struct row *runs, int n)
 		col[3][k] = (double)runs[k].waits_long;
 		col[4][k] = (double)runs[k].acquisitions;
 		col[5][k] = (double)runs[k].contentions;
+		col[6][k] = (double)runs[k].holds_long;
 	}
-	for (c = 0; c < 6; c++)
+	for (c = 0; c < 7; c++)
 		qsort(col[c], (size_t)n, sizeof(double), cmp_double);
 	out->hold_ns = col[0][n / 2];
 	out->wait_ms = col[1][n / 2];
@@ -382,6 +386,7 @@ static void median_row(struct row *out, const struct row *runs, int n)
 	out->waits_long = (uint64_t)col[3][n / 2];
 	out->acquisitions = (uint64_t)col[4][n / 2];
 	out->contentions = (uint64_t)col[5][n / 2];
+	out->holds_long = (uint64_t)col[6][n / 2];
 }
 
 static double ratio(double a, double b)
@@ -406,10 +411,12 @@ static void print_rows(const char *title, const struct row *r, int json,
 		for (k = 0; k < 2; k++)
 			printf("%s{\"variant\":\"%s\",\"hold_ns\":%.1f,"
 			       "\"wait_ms\":%.3f,\"wait_short_ms\":%.3f,"
-			       "\"waits_long\":%llu,\"acquisitions\":%llu,"
+			       "\"waits_long\":%llu,\"holds_long\":%llu,"
+			       "\"acquisitions\":%llu,"
 			       "\"contentions\":%llu}", k ? "," : "", r[k].name,
 			       r[k].hold_ns, r[k].wait_ms, r[k].short_ms,
 			       (unsigned long long)r[k].waits_long,
+			       (unsigned long long)r[k].holds_long,
 			       (unsigned long long)r[k].acquisitions,
 			       (unsigned long long)r[k].contentions);
 		printf("],\"%s_hold_ratio\":%.2f,\"%s_wait_ratio\":%.2f,"
@@ -419,13 +426,14 @@ static void print_rows(const char *title, const struct row *r, int json,
 		       ratio(r[0].short_ms, r[1].short_ms), last ? "" : ",");
 		return;
 	}
-	printf("%s\n%-22s %11s %10s %10s %10s %10s %10s\n", title, "variant",
-	       "hold ns/acq", "wait ms", "short ms", "long", "acquired",
-	       "contended");
+	printf("%s\n%-22s %11s %10s %10s %10s %10s %10s %10s\n", title,
+	       "variant", "hold ns/acq", "wait ms", "short ms", "long waits",
+	       "long holds", "acquired", "contended");
 	for (k = 0; k < 2; k++)
-		printf("%-22s %11.1f %10.3f %10.3f %10llu %10llu %10llu\n",
+		printf("%-22s %11.1f %10.3f %10.3f %10llu %10llu %10llu %10llu\n",
 		       r[k].name, r[k].hold_ns, r[k].wait_ms, r[k].short_ms,
 		       (unsigned long long)r[k].waits_long,
+		       (unsigned long long)r[k].holds_long,
 		       (unsigned long long)r[k].acquisitions,
 		       (unsigned long long)r[k].contentions);
 	printf("hold ratio %.2fx, wait ratio %.2fx (waits < 100us: %.2fx)\n\n",
