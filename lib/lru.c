@@ -104,25 +104,27 @@ bool lbi_lru_has_prefetchw(void)
 void lbi_lru_lock(struct lb_lru *lru, enum lb_lru_path path)
 {
 	const struct lb_lock_stats *now = &lru->lock.st;
-	struct lb_lru_path_stats *ps = &lru->st.path[path];
-	uint64_t wait;
+	struct lbi_lru_path *ps = &lru->path[path];
+	uint64_t cont, wait;
 
 	lb_lock_acquire(&lru->lock);
-	wait = now->wait_ns_total - lru->seen.wait_ns_total;
 	ps->acquisitions++;
-	ps->contentions += now->contentions - lru->seen.contentions;
-	ps->wait_ns_total += wait;
-	if (wait > ps->wait_ns_max)
-		ps->wait_ns_max = wait;
-	if (wait >= LB_LRU_HOLD_LONG_NS) {
-		ps->waits_long++;
-		ps->wait_ns_long += wait;
+	cont = now->contentions - lru->c.seen_contentions;
+	if (cont) {
+		wait = now->wait_ns_total - lru->c.seen_wait_ns;
+		ps->contentions += cont;
+		ps->wait_ns_total += wait;
+		if (wait > ps->wait_ns_max)
+			ps->wait_ns_max = wait;
+		if (wait >= LB_LRU_HOLD_LONG_NS) {
+			ps->waits_long++;
+			ps->wait_ns_long += wait;
+		}
+		lru->c.seen_contentions = now->contentions;
+		lru->c.seen_wait_ns = now->wait_ns_total;
 	}
-	/* The two counters read above; a 40-byte copy cost a store-forward stall. */
-	lru->seen.contentions = now->contentions;
-	lru->seen.wait_ns_total = now->wait_ns_total;
 	if (lru->flags & LB_LRU_HOLD_TIME)
-		lru->hold_start = ticks();
+		lru->c.hold_start = ticks();
 }
 
 /*
@@ -133,10 +135,10 @@ void lbi_lru_lock(struct lb_lru *lru, enum lb_lru_path path)
  */
 void lbi_lru_unlock(struct lb_lru *lru, enum lb_lru_path path, uint64_t objs)
 {
-	struct lb_lru_path_stats *ps = &lru->st.path[path];
+	struct lbi_lru_path *ps = &lru->path[path];
 
 	if (lru->flags & LB_LRU_HOLD_TIME) {
-		uint64_t hold = ticks_to_ns(ticks() - lru->hold_start);
+		uint64_t hold = ticks_to_ns(ticks() - lru->c.hold_start);
 
 		ps->hold_ns_total += hold;
 		if (hold > ps->hold_ns_max)
@@ -189,10 +191,10 @@ static unsigned int commit_splice(struct lb_lru *lru, void *const *objs,
 		head->next->prev = last;
 		head->next = first;
 	}
-	lru->st.nr[LB_LRU_INACTIVE] += nr;
-	lru->st.weight[LB_LRU_INACTIVE] += weight;
+	lru->c.nr[LB_LRU_INACTIVE] += nr;
+	lru->c.weight[LB_LRU_INACTIVE] += weight;
 	if (lbi_unlikely(bad))
-		lru->st.errors += bad;
+		lru->c.errors += bad;
 	lbi_lru_unlock(lru, LB_LRU_PATH_ADD, nr);
 	return nr;
 }
@@ -208,7 +210,7 @@ static unsigned int commit_each(struct lb_lru *lru, void *const *objs,
 		struct lb_lru_node *node = lbi_lru_node(lru, objs[i]);
 
 		if (lbi_unlikely(node->flags & LB_LRU_NODE_ON_LRU)) {
-			lru->st.errors++;
+			lru->c.errors++;
 			continue;
 		}
 		node->flags = 0;
@@ -348,15 +350,43 @@ int lb_lru_node_set_active(struct lb_lru_node *n, bool active)
 	return 0;
 }
 
+static void path_out(const struct lbi_lru_path *p, struct lb_lru_path_stats *o)
+{
+	o->acquisitions = p->acquisitions;
+	o->contentions = p->contentions;
+	o->wait_ns_total = p->wait_ns_total;
+	o->wait_ns_max = p->wait_ns_max;
+	o->waits_long = p->waits_long;
+	o->wait_ns_long = p->wait_ns_long;
+	o->hold_ns_total = p->hold_ns_total;
+	o->hold_ns_max = p->hold_ns_max;
+	o->holds_long = p->holds_long;
+	o->hold_ns_long = p->hold_ns_long;
+	o->objs = p->objs;
+}
+
 int lb_lru_stats(struct lb_lru *lru, struct lb_lru_stats *out)
 {
+	int i;
+
 	if (!lru || !out)
 		return -EINVAL;
 	/* Not through lbi_lru_lock(): a snapshot is no path's acquisition. */
 	lb_lock_acquire(&lru->lock);
-	*out = lru->st;
-	lru->st.snapshots++;
-	lru->seen = lru->lock.st;
+	for (i = 0; i < LB_LRU_NR_LISTS; i++) {
+		out->nr[i] = lru->c.nr[i];
+		out->weight[i] = lru->c.weight[i];
+	}
+	for (i = 0; i < LB_LRU_NR_PATHS; i++)
+		path_out(&lru->path[i], &out->path[i]);
+	out->scanned = lru->scanned;
+	out->rotated = lru->rotated;
+	out->activated = lru->activated;
+	out->released = lru->released;
+	out->snapshots = lru->snapshots++;
+	out->errors = lru->c.errors;
+	lru->c.seen_contentions = lru->lock.st.contentions;
+	lru->c.seen_wait_ns = lru->lock.st.wait_ns_total;
 	lb_lock_release(&lru->lock);
 	return 0;
 }

@@ -19,12 +19,44 @@ enum lbi_lru_prefetch {
 };
 
 /*
- * Two parts, each starting a cache line. The first is read-only after
- * creation and read without the lock (a commit's prepare phase reads
- * @node_offset and @flags while another thread holds the lock). The second
- * is what a holder writes, packed so a splice commit touches the fewest
- * lines: the lock word, the list heads, the counters, the clock stamp.
- * Mixed, every prepare phase would pull a line the holder is writing.
+ * Lock use by one path, one cache line for what every hold writes (the
+ * counters of contended and long holds follow on the next line).
+ */
+struct lbi_lru_path {
+	uint64_t acquisitions;
+	uint64_t objs;
+	uint64_t hold_ns_total;
+	uint64_t hold_ns_max;
+	uint64_t contentions;
+	uint64_t wait_ns_total;
+	uint64_t wait_ns_max;
+	uint64_t waits_long;
+	uint64_t wait_ns_long;
+	uint64_t holds_long;
+	uint64_t hold_ns_long;
+} __attribute__((aligned(LBI_LRU_LINE)));
+
+/*
+ * What every holder writes besides its path's line: list sizes, the clock
+ * stamp, the lock counters seen by the last holder. One line.
+ */
+struct lbi_lru_counts {
+	uint64_t nr[LB_LRU_NR_LISTS];
+	uint64_t weight[LB_LRU_NR_LISTS];
+	uint64_t hold_start;		/* ticks; valid while held */
+	uint64_t seen_contentions;	/* the lock's, after the last holder */
+	uint64_t seen_wait_ns;		/* likewise, its wait_ns_total */
+	uint64_t errors;
+} __attribute__((aligned(LBI_LRU_LINE)));
+
+/*
+ * Read-only after creation first: it is read without the lock (a commit's
+ * prepare phase reads @node_offset and @flags while another thread holds
+ * the lock). Then what a holder writes, laid out so one hold touches four
+ * lines: the lock word, the lock's counters and the list heads, @c, and its
+ * path's line. Mixed, every prepare phase would pull a line the holder is
+ * writing; spread, every hold would pull more lines from the last holder's
+ * CPU.
  */
 struct lb_lru {
 	size_t node_offset;
@@ -36,10 +68,10 @@ struct lb_lru {
 
 	struct lb_lock lock __attribute__((aligned(LBI_LRU_LINE)));
 	struct cds_list_head lists[LB_LRU_NR_LISTS];	/* under lock */
-	uint64_t hold_start;		/* ticks; valid while held */
-	/* Lock counters after the last holder (contentions, wait_ns_total). */
-	struct lb_lock_stats seen;
-	struct lb_lru_stats st;				/* under lock */
+	struct lbi_lru_counts c;			/* under lock */
+	struct lbi_lru_path path[LB_LRU_NR_PATHS];	/* under lock */
+	/* Under lock, written by the reclaim paths only. */
+	uint64_t scanned, rotated, activated, released, snapshots;
 };
 
 static inline struct lb_lru_node *lbi_lru_node(const struct lb_lru *lru,
@@ -66,8 +98,8 @@ static inline void lbi_lru_link(struct lb_lru *lru, struct lb_lru_node *n)
 
 	cds_list_add(&n->link, &lru->lists[l]);
 	n->flags |= LB_LRU_NODE_ON_LRU;
-	lru->st.nr[l]++;
-	lru->st.weight[l] += n->weight;
+	lru->c.nr[l]++;
+	lru->c.weight[l] += n->weight;
 }
 
 /* Unlink @n (on the LRU) from its list; the lock is held. */
@@ -77,8 +109,8 @@ static inline void lbi_lru_unlink(struct lb_lru *lru, struct lb_lru_node *n)
 
 	cds_list_del(&n->link);
 	n->flags &= ~LB_LRU_NODE_ON_LRU;
-	lru->st.nr[l]--;
-	lru->st.weight[l] -= n->weight;
+	lru->c.nr[l]--;
+	lru->c.weight[l] -= n->weight;
 }
 
 void lbi_lru_lock(struct lb_lru *lru, enum lb_lru_path path);
