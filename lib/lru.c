@@ -130,8 +130,10 @@ void lbi_lru_lock(struct lb_lru *lru, enum lb_lru_path path)
 /*
  * The hold is timed from the end of lbi_lru_lock()'s bookkeeping to the
  * start of this one's: the path's own work under the lock, not the cost of
- * counting it (which both ends keep to a few stores on lines the holder
- * has already written).
+ * counting it. That bookkeeping brings the counters' line and the path's
+ * line from the last holder's CPU before the clock starts, so those two
+ * transfers are not in the hold figure (lru-fault --causes finds them in
+ * the rest of the cost of sharing).
  */
 void lbi_lru_unlock(struct lb_lru *lru, enum lb_lru_path path, uint64_t objs)
 {
