@@ -11,10 +11,13 @@
 # 4K at 20 threads in baseline, weighted and limit mode with --causes:
 # weighted / baseline, and limit / weighted split into its causes.
 #
+# 1000 loops by default (LB_BENCH_LOOPS): a run of 100 lasts about one
+# scheduler time slice, and its wall time measures the slice, not the code.
+#
 # usage: bench-lru-fault.sh LRU_FAULT_PROGRAM [--json]
 prog=$1
 json=${2:-}
-loops=${LB_BENCH_LOOPS:-100}
+loops=${LB_BENCH_LOOPS:-1000}
 out=$(mktemp "${TMPDIR:-/tmp}/lb-lru-fault.XXXXXX") || exit 1
 trap 'rm -f "$out" "$out.one"' EXIT
 for size in 4K 16K; do
