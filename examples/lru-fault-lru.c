@@ -51,6 +51,17 @@ static const struct lb_lru_ops lf_lru_ops = {
 	.refcount = op_refcount,
 };
 
+const char *lf_lock_name(enum lb_lock_kind kind)
+{
+	static const char *const names[LB_LOCK_NR_KINDS] = {
+		[LB_LOCK_MUTEX] = "mutex", [LB_LOCK_SPIN] = "spin",
+		[LB_LOCK_TICKET] = "ticket", [LB_LOCK_MCS] = "mcs",
+		[LB_LOCK_CLH] = "clh",
+	};
+
+	return (unsigned int)kind < LB_LOCK_NR_KINDS ? names[kind] : NULL;
+}
+
 int lf_lru_init(struct lf_lru *lru, enum lb_lock_kind kind, bool splice)
 {
 	struct lb_lru_conf conf = {

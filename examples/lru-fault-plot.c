@@ -80,7 +80,7 @@ int lf_plot(const struct lf_conf *c, const struct lf_result *res,
 		return -1;
 	snprintf(title, sizeof(title), "lru-fault: %u threads, %zu MiB each, %u loops, %s lock",
 		 c->threads, c->mem >> 20, c->loops,
-		 c->lock_kind == LB_LOCK_SPIN ? "spin" : "mutex");
+		 lf_lock_name(c->lock_kind));
 	fputs("set terminal pngcairo noenhanced size 800,480 font ',10'\n"
 	      "set style data histograms\nset style histogram clustered gap 1\n"
 	      "set style fill solid 0.85 border -1\nset key top left\n"

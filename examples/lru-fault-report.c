@@ -20,11 +20,6 @@ const char *lf_mode_name(enum lf_mode mode)
 	return (unsigned int)mode < LF_NR_MODES ? mode_names[mode] : "invalid";
 }
 
-static const char *lock_name(enum lb_lock_kind kind)
-{
-	return kind == LB_LOCK_MUTEX ? "mutex" : "spin";
-}
-
 /* 4096 -> "4K", 1048576 -> "1M", others in bytes. */
 static const char *size_str(size_t size, char *buf, size_t len)
 {
@@ -224,7 +219,7 @@ static void json_split(const struct lf_result *r)
 }
 
 void lf_report_table(const struct lf_conf *conf, const struct lf_result *res,
-		     unsigned int nr)
+		     unsigned int nr, const struct lf_causes *causes)
 {
 	char sz[32], mem[32];
 	unsigned int i;
@@ -233,7 +228,7 @@ void lf_report_table(const struct lf_conf *conf, const struct lf_result *res,
 		return;
 	printf("lru-fault: %u threads x %s, %u loops, %s lock, %u slots (cpu id: %s), %s commit\n\n",
 	       conf->threads, size_str(conf->mem, mem, sizeof(mem)),
-	       conf->loops, lock_name(conf->lock_kind), res[0].nr_slots,
+	       conf->loops, lf_lock_name(conf->lock_kind), res[0].nr_slots,
 	       lb_cpu_source_name(res[0].cpu_src),
 	       res[0].splice ? "splice" : "per-object");
 	printf("%6s %-9s %12s %12s %12s %12s %9s %11s %13s %10s %12s\n", "size",
@@ -256,6 +251,8 @@ void lf_report_table(const struct lf_conf *conf, const struct lf_result *res,
 	}
 	print_ratios(res, nr);
 	print_splits(res, nr);
+	if (causes)
+		lf_causes_table(causes, conf->nr_sizes);
 }
 
 /* Ratios of weighted mode against the other modes run at its size. */
@@ -294,7 +291,8 @@ static void json_path(const char *p, const struct lf_path_stats *s)
 	       p, (unsigned long long)s->wait_ns_max);
 }
 
-void lf_report_json(const struct lf_result *res, unsigned int nr)
+void lf_report_json(const struct lf_result *res, unsigned int nr,
+		    const struct lf_causes *causes, unsigned int nr_causes)
 {
 	unsigned int i;
 
@@ -311,7 +309,7 @@ void lf_report_json(const struct lf_result *res, unsigned int nr)
 		       "\"contended\":%llu,\"wait_ns_total\":%llu,"
 		       "\"wait_ns_max\":%llu,\"wait_ns_avg\":%llu",
 		       i ? "," : "", r->size, lf_mode_name(r->mode), r->threads,
-		       r->loops, r->mem, lock_name(r->lock_kind), r->nr_slots,
+		       r->loops, r->mem, lf_lock_name(r->lock_kind), r->nr_slots,
 		       lb_cpu_source_name(r->cpu_src),
 		       (unsigned long long)r->objects,
 		       (unsigned long long)r->elapsed_ns, r->ops_per_sec,
@@ -324,9 +322,11 @@ void lf_report_json(const struct lf_result *res, unsigned int nr)
 		       (unsigned long long)wait_avg(r));
 		json_path("add", &r->path[LF_PATH_ADD]);
 		json_path("release", &r->path[LF_PATH_RELEASE]);
-		printf(",\"splice\":%s,\"add_hold_ns_total\":%llu,"
+		printf(",\"splice\":%s,\"release_hold_ns_total\":%llu,"
+		       "\"add_hold_ns_total\":%llu,"
 		       "\"add_holds_long\":%llu,\"add_hold_ns_avg\":%llu",
 		       r->splice ? "true" : "false",
+		       (unsigned long long)r->path[LF_PATH_RELEASE].hold_ns_total,
 		       (unsigned long long)r->path[LF_PATH_ADD].hold_ns_total,
 		       (unsigned long long)r->path[LF_PATH_ADD].holds_long,
 		       (unsigned long long)add_hold_avg(r));
@@ -339,5 +339,7 @@ void lf_report_json(const struct lf_result *res, unsigned int nr)
 			json_split(r);
 		printf("}");
 	}
+	if (causes)
+		lf_causes_json(causes, nr_causes);
 	printf("\n]\n");
 }

@@ -43,13 +43,13 @@ static void usage(FILE *f)
 "                   above 4K flush the batch), weighted (batches capped at 31\n"
 "                   pages), limit (an LRU per thread: its lock is never\n"
 "                   contended) (default: all four)\n"
-"  --lock KIND      spin or mutex: the list lock (default mutex). With more\n"
-"                   threads than CPUs a lock holder is often preempted (the\n"
-"                   max waits of milliseconds in the table); a spinning\n"
-"                   waiter then burns the CPU the holder needs, and the\n"
-"                   result depends on backoff and yield tuning. A mutex\n"
-"                   waiter sleeps, so the figures track lock traffic. Both\n"
-"                   measured alike on 2 CPUs with 20 threads.\n"
+"  --lock KIND      mutex, spin, ticket, mcs or clh: the list lock (default\n"
+"                   mutex). With more threads than CPUs a lock holder is\n"
+"                   often preempted (the max waits of milliseconds in the\n"
+"                   table); a spinning waiter then burns the CPU the holder\n"
+"                   needs, and the FIFO kinds hand the lock to waiters that\n"
+"                   are not running. A mutex waiter sleeps, so the figures\n"
+"                   track lock traffic.\n"
 "  --split-every N  every N-th object a thread maps is split by another thread\n"
 "                   while it may still wait in that thread's batch: a settler\n"
 "                   calls lb_cpubatch_settle() on it (every other one also carries\n"
@@ -59,6 +59,12 @@ static void usage(FILE *f)
 "  --no-splice      the LRU (an lb_lru) inserts a committed batch one object\n"
 "                   at a time under its lock, as Linux 6.12 does, instead of\n"
 "                   linking it into a chain first and splicing that in O(1)\n"
+"  --causes         with weighted and limit among the modes and more than one\n"
+"                   thread: also run both with 1 thread and split limit/w into\n"
+"                   its causes, in CPU ns per op: the fast path (w - limit, 1\n"
+"                   thread, nothing shared), the growth of the time spent\n"
+"                   holding the list lock, and the rest of the cost of sharing\n"
+"                   (cache lines moving between CPUs outside the lock, waits)\n"
 "  --json           one JSON object per (size, mode) run instead of the table\n"
 "  --plot PREFIX    also draw PREFIX-ops.png (ops/s) and PREFIX-locks.png (lock\n"
 "                   acquisitions) per mode and size with gnuplot (PREFIX.dat:\n"
@@ -164,13 +170,14 @@ static int parse_modes(char *list, struct lf_conf *c)
 
 static int parse_lock(const char *s, enum lb_lock_kind *out)
 {
-	if (!strcmp(s, "spin"))
-		*out = LB_LOCK_SPIN;
-	else if (!strcmp(s, "mutex"))
-		*out = LB_LOCK_MUTEX;
-	else
-		return -EINVAL;
-	return 0;
+	unsigned int k;
+
+	for (k = 0; k < LB_LOCK_NR_KINDS; k++)
+		if (!strcmp(s, lf_lock_name((enum lb_lock_kind)k))) {
+			*out = (enum lb_lock_kind)k;
+			return 0;
+		}
+	return -EINVAL;
 }
 
 /* Every size must fit --mem at least once and not exceed the object cap. */
@@ -202,7 +209,7 @@ static void set_defaults(struct lf_conf *c)
 }
 
 enum { OPT_THREADS = 256, OPT_MEM, OPT_LOOPS, OPT_SIZES, OPT_MODES, OPT_LOCK,
-       OPT_SPLIT_EVERY, OPT_NO_SPLICE, OPT_JSON, OPT_PLOT, OPT_HELP };
+       OPT_SPLIT_EVERY, OPT_NO_SPLICE, OPT_CAUSES, OPT_JSON, OPT_PLOT, OPT_HELP };
 
 static const struct option long_opts[] = {
 	{ "threads", required_argument, NULL, OPT_THREADS },
@@ -213,6 +220,7 @@ static const struct option long_opts[] = {
 	{ "lock", required_argument, NULL, OPT_LOCK },
 	{ "split-every", required_argument, NULL, OPT_SPLIT_EVERY },
 	{ "no-splice", no_argument, NULL, OPT_NO_SPLICE },
+	{ "causes", no_argument, NULL, OPT_CAUSES },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "plot", required_argument, NULL, OPT_PLOT },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -251,6 +259,9 @@ static int parse_args(int argc, char **argv, struct lf_conf *c)
 			break;
 		case OPT_NO_SPLICE:
 			c->no_splice = true;
+			break;
+		case OPT_CAUSES:
+			c->causes = true;
 			break;
 		case OPT_JSON:
 			c->json = true;
@@ -291,9 +302,44 @@ static void progress(const struct lf_conf *c, unsigned int done, size_t size,
 	fflush(stderr);
 }
 
+/*
+ * --causes: weighted and limit again with 1 thread, for each size, and the
+ * split of limit/w at the asked thread count (lf_causes_split()).
+ */
+static int run_causes(const struct lf_conf *c, const struct lf_result *res,
+		      unsigned int nr, struct lf_causes *out)
+{
+	struct lf_conf one = *c;
+	struct lf_result w1, l1;
+	unsigned int s, i;
+
+	one.threads = 1;
+	for (s = 0; s < c->nr_sizes; s++) {
+		const struct lf_result *w = NULL, *l = NULL;
+
+		out[s].valid = false;
+		for (i = 0; i < nr; i++) {
+			if (res[i].size != c->sizes[s])
+				continue;
+			if (res[i].mode == LF_WEIGHTED)
+				w = &res[i];
+			else if (res[i].mode == LF_LIMIT)
+				l = &res[i];
+		}
+		if (!w || !l || c->threads < 2)
+			continue;
+		if (lf_run(&one, c->sizes[s], LF_WEIGHTED, NULL, &w1) ||
+		    lf_run(&one, c->sizes[s], LF_LIMIT, NULL, &l1))
+			return -1;
+		lf_causes_split(w, l, &w1, &l1, &out[s]);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct lf_result res[16 * LF_NR_MODES];
+	struct lf_causes causes[16];
 	unsigned int s, m, nr = 0;
 	struct lf_split *split = NULL;
 	struct lf_hooks hooks;
@@ -336,10 +382,14 @@ int main(int argc, char **argv)
 		}
 	}
 	progress(&c, nr, 0, LF_NR_MODES);
+	if (c.causes && run_causes(&c, res, nr, causes)) {
+		fprintf(stderr, "lru-fault: run setup failed\n");
+		return 1;
+	}
 	if (c.json)
-		lf_report_json(res, nr);
+		lf_report_json(res, nr, c.causes ? causes : NULL, c.nr_sizes);
 	else
-		lf_report_table(&c, res, nr);
+		lf_report_table(&c, res, nr, c.causes ? causes : NULL);
 	if (c.plot && lf_plot(&c, res, nr, c.plot))
 		ok = false;
 	lf_split_free(split);

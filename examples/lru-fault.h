@@ -84,6 +84,8 @@ struct lf_lru {
 };
 
 int lf_lru_init(struct lf_lru *lru, enum lb_lock_kind kind, bool splice);
+/* "mutex", "spin", "ticket", "mcs", "clh"; NULL for an unknown kind. */
+const char *lf_lock_name(enum lb_lock_kind kind);
 void lf_lru_destroy(struct lf_lru *lru);
 void lf_lru_commit(struct lf_lru *lru, void *const *objs, unsigned int n);
 void lf_lru_release(struct lf_lru *lru, struct lf_obj **objs, unsigned int n);
@@ -129,6 +131,7 @@ struct lf_conf {
 	enum lf_mode modes[LF_NR_MODES];
 	unsigned int split_every;	/* 0: no splits */
 	bool no_splice;			/* lb_lru commits one object at a time */
+	bool causes;			/* --causes: split limit/w */
 };
 
 /*
@@ -205,10 +208,39 @@ void lf_split_hooks(struct lf_split *sp, struct lf_hooks *hooks);
 int lf_run(const struct lf_conf *conf, size_t size, enum lf_mode mode,
 	   const struct lf_hooks *hooks, struct lf_result *res);
 
+/*
+ * --causes: limit/w at N threads split, in CPU ns per op (added or
+ * released object), into what adds up to the gap between the two modes:
+ * gap = fast_path + hold_growth + sharing_rest.
+ */
+struct lf_causes {
+	bool valid;
+	size_t size;
+	unsigned int threads;
+	double limit_vs_w_ops;		/* limit/w, ops/s (wall) */
+	double limit_vs_w_cpu;		/* limit/w, ops/cpu-s */
+	double gap_ns;			/* cpu ns/op: w(N) - limit(N) */
+	double fast_path_ns;		/* w(1) - limit(1): nothing shared */
+	double hold_ns_n;		/* w(N): list lock held, per op */
+	double hold_ns_1;		/* w(1): likewise */
+	double hold_growth_ns;		/* hold_ns_n - hold_ns_1 */
+	double sharing_rest_ns;		/* the rest of w's growth, N vs 1,
+					 * less limit's own (machine) growth */
+};
+
+void lf_causes_split(const struct lf_result *w, const struct lf_result *l,
+		     const struct lf_result *w1, const struct lf_result *l1,
+		     struct lf_causes *out);
+/* One entry per size; entries not valid are skipped. */
+void lf_causes_table(const struct lf_causes *c, unsigned int nr);
+void lf_causes_json(const struct lf_causes *c, unsigned int nr);
+
 const char *lf_mode_name(enum lf_mode mode);
 void lf_report_table(const struct lf_conf *conf,
-		     const struct lf_result *res, unsigned int nr);
-void lf_report_json(const struct lf_result *res, unsigned int nr);
+		     const struct lf_result *res, unsigned int nr,
+		     const struct lf_causes *causes);
+void lf_report_json(const struct lf_result *res, unsigned int nr,
+		    const struct lf_causes *causes, unsigned int nr_causes);
 /* PREFIX-ops.png and PREFIX-locks.png from the runs (lru-fault-plot.c). */
 int lf_plot(const struct lf_conf *c, const struct lf_result *res,
 	    unsigned int nr, const char *prefix);

@@ -450,6 +450,8 @@ static void insert(struct pc_cache *c, uint64_t key, struct pc_result *tls)
 	urcu_memb_read_lock();
 	old = cds_lfht_add_unique(c->ht, key_hash(key), key_match, &key,
 				  &e->hnode);
+	/* key_match() read other entries: a reader's accesses, as in lookup. */
+	pc_tsan_release(&c->grace);
 	urcu_memb_read_unlock();
 	if (old != &e->hnode) {
 		/* Another thread inserted the key first; ours was never seen. */

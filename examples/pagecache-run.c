@@ -42,15 +42,27 @@ struct pc_run {
 	pthread_barrier_t start;
 	uint64_t done_ops;	/* atomic, for the progress line */
 	int stop_evictor;	/* atomic */
+	uint64_t evictor_cpu_ns;	/* written by the evictor before it exits */
 	struct worker *w;
 };
 
-static uint64_t now_ns(void)
+static uint64_t clock_ns(clockid_t clk)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clk, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+/* CPU time of the calling thread: steadier than wall time on a shared machine. */
+static uint64_t thread_cpu_ns(void)
+{
+	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
 /* splitmix64: each worker's stream of keys. */
@@ -127,6 +139,7 @@ static void *worker_main(void *arg)
 		if ((i & 1023) == 1023)
 			__atomic_add_fetch(&run->done_ops, 1024, __ATOMIC_RELAXED);
 	}
+	w->st.cpu_ns = thread_cpu_ns();
 	urcu_memb_unregister_thread();
 	return NULL;
 }
@@ -141,6 +154,7 @@ static void *evictor_main(void *arg)
 		if (!pc_cache_over_limit(run->cache) ||
 		    !pc_cache_evict(run->cache, false))
 			nanosleep(&nap, NULL);
+	run->evictor_cpu_ns = thread_cpu_ns();
 	urcu_memb_unregister_thread();
 	return NULL;
 }
@@ -181,6 +195,7 @@ static void wait_workers(struct pc_run *run, struct pc_result *res)
 		res->inserts += s->inserts;
 		res->insert_races += s->insert_races;
 		res->alloc_fail += s->alloc_fail;
+		res->cpu_ns += s->cpu_ns;
 	}
 	res->elapsed_ns = now_ns() - t0;
 	if (run->conf->progress)
@@ -229,6 +244,7 @@ int pc_run(const struct pc_conf *conf, struct pc_result *res)
 	if (!err && !conf->check) {
 		__atomic_store_n(&run.stop_evictor, 1, __ATOMIC_RELEASE);
 		pthread_join(evictor, NULL);
+		res->cpu_ns += run.evictor_cpu_ns;
 	}
 	pc_cache_stats(run.cache, res);
 	derr = pc_cache_destroy(run.cache, res);
@@ -238,6 +254,8 @@ int pc_run(const struct pc_conf *conf, struct pc_result *res)
 	res->hit_ratio = res->ops ? (double)res->hits / (double)res->ops : 0;
 	res->ops_per_sec = res->elapsed_ns ? (double)res->ops * 1e9 /
 					     (double)res->elapsed_ns : 0;
+	res->ops_per_cpu_sec = res->cpu_ns ? (double)res->ops * 1e9 /
+					     (double)res->cpu_ns : 0;
 	if (conf->check) {
 		res->model_hit_ratio = pc_model_hit_ratio(conf);
 		res->model_run = true;

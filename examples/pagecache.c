@@ -207,9 +207,10 @@ static void print_table(const struct pc_conf *c, const struct pc_result *r)
 	printf("pagecache: %u threads, %u keys (zipf %.2f), limit %llu pages of %zu bytes, %s batches\n\n",
 	       c->threads, c->keys, c->skew, (unsigned long long)c->limit_pages,
 	       c->page_size, c->baseline ? "baseline" : "weighted");
-	printf("ops %llu  hits %llu  hit ratio %.4f  ops/s %.0f  inserts %llu  insert races %llu  pool empty %llu\n",
+	printf("ops %llu  hits %llu  hit ratio %.4f  ops/s %.0f  ops/cpu-s %.0f  inserts %llu  insert races %llu  pool empty %llu\n",
 	       (unsigned long long)r->ops, (unsigned long long)r->hits,
-	       r->hit_ratio, r->ops_per_sec, (unsigned long long)r->inserts,
+	       r->hit_ratio, r->ops_per_sec, r->ops_per_cpu_sec,
+	       (unsigned long long)r->inserts,
 	       (unsigned long long)r->insert_races,
 	       (unsigned long long)r->alloc_fail);
 	printf("eviction: rounds %llu  isolated %llu  rotated %llu  evicted %llu (%llu pages)  refbits flushes %llu  rcu waits %llu\n",
@@ -268,12 +269,14 @@ static void print_json(const struct pc_conf *c, const struct pc_result *r)
 
 	printf("{\"threads\":%u,\"keys\":%u,\"skew\":%.3f,\"limit_pages\":%llu,"
 	       "\"page_size\":%zu,\"mode\":\"%s\",\"ops\":%llu,\"hits\":%llu,"
-	       "\"hit_ratio\":%.6f,\"ops_per_sec\":%.0f,\"inserts\":%llu,"
+	       "\"hit_ratio\":%.6f,\"ops_per_sec\":%.0f,"
+	       "\"ops_per_cpu_sec\":%.0f,\"inserts\":%llu,"
 	       "\"insert_races\":%llu,\"pool_empty\":%llu",
 	       c->threads, c->keys, c->skew, (unsigned long long)c->limit_pages,
 	       c->page_size, c->baseline ? "baseline" : "weighted",
 	       (unsigned long long)r->ops, (unsigned long long)r->hits,
-	       r->hit_ratio, r->ops_per_sec, (unsigned long long)r->inserts,
+	       r->hit_ratio, r->ops_per_sec, r->ops_per_cpu_sec,
+	       (unsigned long long)r->inserts,
 	       (unsigned long long)r->insert_races,
 	       (unsigned long long)r->alloc_fail);
 	printf(",\"eviction\":{\"rounds\":%llu,\"isolated\":%llu,\"rotated\":%llu,"

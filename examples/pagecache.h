@@ -97,7 +97,9 @@ struct pc_evict_stats {
 struct pc_result {
 	uint64_t ops, hits, misses, inserts, insert_races, alloc_fail;
 	uint64_t elapsed_ns;
+	uint64_t cpu_ns;		/* workers' and evictor's CPU time */
 	double hit_ratio, ops_per_sec;
+	double ops_per_cpu_sec;		/* ops per second of that CPU time */
 	struct pc_evict_stats ev;
 	struct lb_lru_stats lru;
 	struct lb_lock_stats lru_lock, pool_lock;

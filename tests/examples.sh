@@ -67,6 +67,21 @@ esac
 "$lf" --threads 4 --mem 64K --loops 3 --lock mutex --sizes 8K \
 	--modes weighted >/dev/null
 "$lf" --help | grep -q '^usage: lru-fault' || fail "lru-fault --help"
+for kind in ticket mcs clh; do
+	"$lf" --threads 2 --mem 64K --loops 2 --lock "$kind" --sizes 4K \
+		--modes weighted,limit >/dev/null || fail "lru-fault --lock $kind"
+done
+# --causes: weighted and limit again with 1 thread, and the split.
+json=$("$lf" --threads 2 --mem 64K --loops 2 --sizes 4K \
+	--modes weighted,limit --causes --json)
+for key in gap_ns fast_path_ns hold_growth_ns sharing_rest_ns; do
+	case $json in
+	*"\"$key\":"*) ;;
+	*) fail "lru-fault --causes --json lacks \"$key\"" ;;
+	esac
+done
+"$lf" --threads 2 --mem 64K --loops 2 --sizes 4K --modes weighted,limit \
+	--causes | grep -q '^  fast path' || fail "lru-fault --causes table"
 
 for bad in "--threads 0" "--threads x" "--mem 0" "--mem 3K --sizes 4K" \
 	   "--sizes 6K" "--sizes 4K,4K" "--modes fast" "--modes" \

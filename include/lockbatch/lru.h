@@ -39,9 +39,13 @@ extern "C" {
  * Reclaim. lb_lru_isolate() takes up to N objects from the tail of a list
  * under one lock hold into a private list, asking an optional scan callback
  * per object (isolate, rotate to the head, activate, skip, stop). The scan
- * prefetches the next node for writing (``__builtin_prefetch(p, 1)``, as
- * MGLRU's scan does with prefetchw) while the callback works on the current
- * one; %LB_LRU_NO_PREFETCH turns that off. lb_lru_putback() moves a private
+ * prefetches the next node for writing (x86 PREFETCHW where CPUID reports
+ * it, else ``__builtin_prefetch(p, 1)``; MGLRU's scan uses prefetchw) while
+ * the callback works on the current one; %LB_LRU_NO_PREFETCH turns that
+ * off. The next pointer is read before the callback runs, so the core's
+ * out-of-order window already overlaps the next miss with a short visit:
+ * the prefetch pays off when the per-object work is longer than that
+ * window (tests/bench/bench_lru_scan.c measures both). lb_lru_putback() moves a private
  * list back (the move_folios_to_lru() shape): the @release hook drops the
  * isolation reference of each object, and objects whose last reference
  * that was go to the @secondary hook *after* the lock is dropped.
@@ -191,8 +195,10 @@ struct lb_lru_ops {
 
 /**
  * struct lb_lru_conf - Creation parameters.
- * @lock_kind: Kind of the LRU lock, %LB_LOCK_SPIN or %LB_LOCK_MUTEX (0,
- *	the default).
+ * @lock_kind: Kind of the LRU lock: any &enum lb_lock_kind (%LB_LOCK_MUTEX,
+ *	0, is the default). The queue kinds (%LB_LOCK_MCS, %LB_LOCK_CLH) take
+ *	a per-thread queue node per hold; the LRU never nests its lock, so
+ *	it uses one entry of the %LB_LOCK_NEST_MAX table.
  * @name: Lock name for reports (not copied); NULL means "lru".
  * @node_offset: offsetof() the &struct lb_lru_node in the caller's object.
  * @flags: %LB_LRU_NO_PREFETCH, %LB_LRU_NO_SPLICE, %LB_LRU_HOLD_TIME.
@@ -225,6 +231,14 @@ struct lb_lru_conf {
  * @contentions: ... and found it held.
  * @wait_ns_total: Summed wait of those, in ns.
  * @wait_ns_max: Longest wait, in ns.
+ * @waits_long: Contended acquisitions that waited at least
+ *              %LB_LRU_HOLD_LONG_NS. No queue of holds that short adds up
+ *              to that; such a wait spans a descheduling (of the holder,
+ *              or of the waiter itself between its spins or in its sleep),
+ *              which a kernel spinlock, held and waited for with
+ *              preemption off, never sees. The lock traffic proper is
+ *              (@wait_ns_total - @wait_ns_long).
+ * @wait_ns_long: Their summed wait, in ns.
  * @hold_ns_total: Summed hold time, in ns (only with %LB_LRU_HOLD_TIME).
  * @hold_ns_max: Longest hold, in ns (likewise).
  * @holds_long: Holds of at least %LB_LRU_HOLD_LONG_NS (likewise). A hold
@@ -241,6 +255,8 @@ struct lb_lru_path_stats {
 	uint64_t contentions;
 	uint64_t wait_ns_total;
 	uint64_t wait_ns_max;
+	uint64_t waits_long;
+	uint64_t wait_ns_long;
 	uint64_t hold_ns_total;
 	uint64_t hold_ns_max;
 	uint64_t holds_long;
@@ -248,7 +264,10 @@ struct lb_lru_path_stats {
 	uint64_t objs;
 };
 
-/** define LB_LRU_HOLD_LONG_NS - A hold this long (100 µs) counts as descheduled. */
+/**
+ * define LB_LRU_HOLD_LONG_NS - A hold or a wait this long (100 µs) counts
+ * as descheduled.
+ */
 #define LB_LRU_HOLD_LONG_NS 100000u
 
 /**

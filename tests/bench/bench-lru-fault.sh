@@ -7,12 +7,17 @@
 # where the holder was descheduled left out). Prints, from this one run,
 # the 2-thread / 1-thread scaling and the splice / per-object hold ratio.
 # ops/s is wall time, noisy on a shared machine; ops/cpu-s (per second of
-# the threads' CPU time) is printed next to it.
+# the threads' CPU time) is printed next to it. The table form then runs
+# 4K at 20 threads in baseline, weighted and limit mode with --causes:
+# weighted / baseline, and limit / weighted split into its causes.
+#
+# 1000 loops by default (LB_BENCH_LOOPS): a run of 100 lasts about one
+# scheduler time slice, and its wall time measures the slice, not the code.
 #
 # usage: bench-lru-fault.sh LRU_FAULT_PROGRAM [--json]
 prog=$1
 json=${2:-}
-loops=${LB_BENCH_LOOPS:-100}
+loops=${LB_BENCH_LOOPS:-1000}
 out=$(mktemp "${TMPDIR:-/tmp}/lb-lru-fault.XXXXXX") || exit 1
 trap 'rm -f "$out" "$out.one"' EXIT
 for size in 4K 16K; do
@@ -64,4 +69,8 @@ END {
 			printf "%s: ops/s 2 threads / 1 thread %.2fx (ops/cpu-s %.2fx); add hold splice / per-object %.3f at 2 threads, %.3f at 20\n", s, r(ops[o2], ops[o1]), r(cpu[o2], cpu[o1]), r(hold[o2], hold[p2]), r(hold[o20], hold[p20])
 	}
 	if (json != "") printf "}\n"
-}' "$out"
+}' "$out" || exit 1
+[ -n "$json" ] && exit 0
+echo
+"$prog" --threads 20 --mem 16M --loops "$loops" --sizes 4K \
+	--modes baseline,weighted,limit --causes | sed -n '/^weighted (w)/,$p'

@@ -7,6 +7,8 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <time.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -123,6 +125,47 @@ Test(lru, create_rejects_bad_conf)
 	cr_assert(eq(int, lb_lru_create(&lru, &conf), -EINVAL));
 	cr_assert(eq(ptr, lru, (void *)0x1), "*lru set on failure");
 	cr_assert(eq(int, lb_lru_destroy(NULL), -EINVAL));
+}
+
+/* Every lock kind drives the whole API: commit, isolate, putback, del. */
+Test(lru, every_lock_kind)
+{
+	unsigned int k, i, ids[NOBJ];
+
+	for (k = 0; k < LB_LOCK_NR_KINDS; k++) {
+		struct lb_lru_conf conf = {
+			.lock_kind = (enum lb_lock_kind)k, .name = "kind-lru",
+			.node_offset = offsetof(struct obj, node),
+			.flags = LB_LRU_HOLD_TIME, .ops = &test_ops,
+		};
+		struct lb_lru *lru = NULL;
+		struct cds_list_head l;
+		struct lb_lru_stats st;
+		void *v[8];
+
+		setup_objs();
+		cr_assert(eq(int, lb_lru_create(&lru, &conf), 0), "kind %u", k);
+		cur_lru = lru;
+		for (i = 0; i < 8; i++) {
+			objs[i].refs = 2;
+			v[i] = &objs[i];
+		}
+		cr_assert(eq(int, lb_lru_commit(lru, v, 8), 8));
+		CDS_INIT_LIST_HEAD(&l);
+		cr_assert(eq(int, lb_lru_isolate(lru, LB_LRU_INACTIVE, &l, 4,
+						 NULL, NULL), 4));
+		cr_assert(eq(int, lb_lru_putback(lru, &l, 0), 4));
+		cr_assert(eq(int, lb_lru_del(lru, v, 2), 2));
+		cr_assert(eq(int, lb_lru_stats(lru, &st), 0));
+		cr_assert(eq(u64, st.nr[LB_LRU_INACTIVE], 6), "kind %u", k);
+		cr_assert(eq(u64, lb_lru_lock(lru)->st.acquisitions,
+			     st.path[LB_LRU_PATH_ADD].acquisitions +
+			     st.path[LB_LRU_PATH_ISOLATE].acquisitions +
+			     st.path[LB_LRU_PATH_PUTBACK].acquisitions +
+			     st.path[LB_LRU_PATH_DEL].acquisitions + 1));
+		cr_assert(eq(u32, take_all(lru, LB_LRU_INACTIVE, ids), 6));
+		cr_assert(eq(int, lb_lru_destroy(lru), 0), "kind %u", k);
+	}
 }
 
 Test(lru, bad_arguments_rejected)
@@ -443,7 +486,63 @@ Test(lru, stats_snapshots_and_lock_totals_agree)
 			     st.path[p].acquisitions));
 		cr_assert(le(u64, st.path[p].hold_ns_long,
 			     st.path[p].hold_ns_total));
+		cr_assert(le(u64, st.path[p].waits_long,
+			     st.path[p].contentions));
+		cr_assert(le(u64, st.path[p].wait_ns_long,
+			     st.path[p].wait_ns_total));
+		cr_assert(ge(u64, st.path[p].wait_ns_long,
+			     st.path[p].waits_long * LB_LRU_HOLD_LONG_NS));
 	}
 	cr_assert(eq(u64, paths + st.snapshots, ls.acquisitions));
+	cr_assert(eq(int, lb_lru_destroy(lru), 0));
+}
+
+/* A scan that sleeps while holding the lock (tests only: @scan may not block). */
+static enum lb_lru_verdict slow_scan(void *o, void *arg)
+{
+	struct timespec ts = { 0, 3 * 1000 * 1000 };
+
+	(void)o;
+	__atomic_store_n((int *)arg, 1, __ATOMIC_RELEASE);
+	nanosleep(&ts, NULL);
+	return LB_LRU_STOP;
+}
+
+static void *slow_isolate(void *arg)
+{
+	struct cds_list_head l;
+
+	CDS_INIT_LIST_HEAD(&l);
+	lb_lru_isolate(cur_lru, LB_LRU_INACTIVE, &l, 1, slow_scan, arg);
+	return NULL;
+}
+
+/* A wait across a descheduled holder is counted long, on the waiter's path. */
+Test(lru, long_wait_charged_to_waiting_path)
+{
+	struct lb_lru *lru = mk(LB_LRU_HOLD_TIME);
+	struct lb_lru_stats st;
+	unsigned int ids[NOBJ];
+	void *v[2] = { &objs[0], &objs[1] };
+	pthread_t th;
+	int in_scan = 0;
+
+	setup_objs();
+	lb_lru_commit(lru, v, 1);
+	cr_assert(eq(int, pthread_create(&th, NULL, slow_isolate, &in_scan), 0));
+	while (!__atomic_load_n(&in_scan, __ATOMIC_ACQUIRE))
+		;
+	cr_assert(eq(int, lb_lru_commit(lru, v + 1, 1), 1));
+	pthread_join(th, NULL);
+	lb_lru_stats(lru, &st);
+	cr_assert(eq(u64, st.path[LB_LRU_PATH_ADD].contentions, 1));
+	cr_assert(eq(u64, st.path[LB_LRU_PATH_ADD].waits_long, 1));
+	cr_assert(ge(u64, st.path[LB_LRU_PATH_ADD].wait_ns_long,
+		     LB_LRU_HOLD_LONG_NS));
+	cr_assert(eq(u64, st.path[LB_LRU_PATH_ADD].wait_ns_long,
+		     st.path[LB_LRU_PATH_ADD].wait_ns_total));
+	cr_assert(eq(u64, st.path[LB_LRU_PATH_ISOLATE].waits_long, 0));
+	cr_assert(eq(u64, st.path[LB_LRU_PATH_ISOLATE].holds_long, 1));
+	cr_assert(eq(u32, take_all(lru, LB_LRU_INACTIVE, ids), 2));
 	cr_assert(eq(int, lb_lru_destroy(lru), 0));
 }
