@@ -12,9 +12,9 @@
  * the walk used by stats, and the destroy rule (lbi_slots_lock_idle():
  * -EBUSY while a slot is in use).
  *
- * Instances stay on the lock path for now (lbi_slots.rseq is false): the
- * owner takes the slot lock and R2/R4 are skipped. The rseq header sits in
- * every slot already so that the owner sections only have to be added.
+ * Where a cache's instance is on the lock path (lbi_slots.rseq false), the
+ * owner takes the slot lock and R2/R4 are skipped; on the rseq path its
+ * owner operations are sections on the slot's &struct lbi_rseq_hdr.
  */
 #ifndef LOCKBATCH_SLOTS_H
 #define LOCKBATCH_SLOTS_H
@@ -48,7 +48,7 @@ struct lbi_slot_hdr {
  * @stride: Bytes per slot, a multiple of CK_MD_CACHELINE.
  * @nr: Number of slots, 1..%LBI_SLOTS_MAX.
  * @rseq: Whether owner operations run as rseq sections (remote access
- *        then runs R2 and R4); false for now.
+ *        then runs R2 and R4); fixed at creation.
  * @cpu_fn, @cpu_arg: Injected CPU source, or NULL for the real CPU.
  * @fork: Registered fork hook: prepare takes every slot lock.
  */
@@ -86,17 +86,17 @@ static inline struct lbi_slot_hdr *lbi_slot_hdr(const struct lbi_slots *s,
 }
 
 /*
- * Slot for the calling thread: the injected source when there is one, else
+ * The calling thread's slot index: the injected source when there is one, else
  * the current CPU, folded into [0, nr_slots). An unknown CPU (negative id)
  * selects slot 0: any slot is correct because slots are locked.
  */
-static inline unsigned int lbi_cpu_slot(lb_cpu_fn fn, void *arg,
-					unsigned int nr_slots)
+static inline unsigned int lbi_slots_this(const struct lbi_slots *s)
 {
+	unsigned int nr;
 	int cpu;
 
-	if (fn)
-		cpu = fn(arg);
+	if (s->cpu_fn)
+		cpu = s->cpu_fn(s->cpu_arg);
 	else {
 #if LB_HAVE_RSEQ
 		cpu = lbi_rseq_cpu();
@@ -106,16 +106,12 @@ static inline unsigned int lbi_cpu_slot(lb_cpu_fn fn, void *arg,
 		cpu = lb_cpu_current();
 #endif
 	}
+	/* Read after the call: a caller keeps nothing across it for this. */
+	nr = s->nr;
 	if (lbi_unlikely(cpu < 0))
 		return 0;
-	return (unsigned int)cpu < nr_slots ? (unsigned int)cpu :
-					      (unsigned int)cpu % nr_slots;
-}
-
-/* The calling thread's slot index. */
-static inline unsigned int lbi_slots_this(const struct lbi_slots *s)
-{
-	return lbi_cpu_slot(s->cpu_fn, s->cpu_arg, s->nr);
+	return (unsigned int)cpu < nr ? (unsigned int)cpu :
+					(unsigned int)cpu % nr;
 }
 
 /* The slot lock, on the owner's lock path (R1/R5 without R2/R4). */
@@ -132,6 +128,21 @@ static inline int lbi_slot_trylock(struct lbi_slot_hdr *h)
 static inline void lbi_slot_unlock(struct lbi_slot_hdr *h)
 {
 	lbi_spin_unlock(&h->lock);
+}
+
+/*
+ * The owner's lock path of an instance that chose at creation that no
+ * TSan runtime is present (lbi_tsan_active() false): no annotation test.
+ * Contended, the caller goes to a path that takes lbi_slot_lock().
+ */
+static inline int lbi_slot_trylock_bare(struct lbi_slot_hdr *h)
+{
+	return lbi_spin_trylock_bare(&h->lock);
+}
+
+static inline void lbi_slot_unlock_bare(struct lbi_slot_hdr *h)
+{
+	lbi_spin_unlock_bare(&h->lock);
 }
 
 /*

@@ -9,7 +9,9 @@
  *
  * Checked: every accepted add committed exactly once (conservation), @get
  * and @put balanced, nodes left "not cached" after destroy, nothing cached
- * while batching is disabled, and which path the instance used. Run by
+ * while batching is disabled, and which path the instance used; then
+ * conservation again for an instance without @get (whose section runs
+ * inline in lb_cpubatch_add(), not behind the @get call). Run by
  * `make check` as it is (rseq path where the machine has it) and with
  * LB_RSEQ=0 (tests/cpubatch_paths.sh).
  *
@@ -97,6 +99,11 @@ static void put(void *o)
 static const struct lb_backend_ops ops = {
 	.lock = lock, .unlock = unlock, .commit = commit,
 	.get = get, .put = put,
+};
+
+/* Without @get the add's section is inline in lb_cpubatch_add(). */
+static const struct lb_backend_ops ops_noget = {
+	.lock = lock, .unlock = unlock, .commit = commit,
 };
 
 static void on_signal(int sig)
@@ -311,6 +318,21 @@ static int setup(struct lb_cpubatch_stats *st)
 	return lb_cpubatch_stats(pc, st, NULL, 0) < 0 ? -1 : 0;
 }
 
+/* The same instance again without @get and @put, on fresh objects. */
+static int setup_noget(struct lb_cpubatch_stats *st)
+{
+	struct lb_cpubatch_conf conf = {
+		.mode = LB_CPUBATCH_WEIGHTED, .max_nr = 8, .max_weight = 16,
+		.ops = &ops_noget, .backend = &be_lock,
+	};
+
+	memset(objs, 0, sizeof(objs));
+	memset(&fork_obj, 0, sizeof(fork_obj));
+	if (lb_cpubatch_create(&pc, &conf))
+		return -1;
+	return lb_cpubatch_stats(pc, st, NULL, 0) < 0 ? -1 : 0;
+}
+
 #ifdef LBI_RSEQ_BROKEN_NO_STOP_CHECK
 static double now_s(void)
 {
@@ -354,6 +376,7 @@ int main(void)
 	struct lb_cpubatch_stats st;
 	struct tally t;
 	double secs = (double)lb_stress_iters(2, 20);
+	int rc;
 
 	nr_cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	if (nr_cpus < 1)
@@ -362,7 +385,7 @@ int main(void)
 #ifdef LBI_RSEQ_BROKEN_NO_STOP_CHECK
 	return negative_control();
 #endif
-	lb_tap_plan(9);
+	lb_tap_plan(11);
 	lb_tap_diag(LB_SEED_FMT, LB_SEED_ARGS(seed));
 	if (!lb_tap_ok(setup(&st) == 0, "create"))
 		return lb_tap_done();
@@ -391,5 +414,19 @@ int main(void)
 	lb_tap_ok(forks > 0 && !forks_bad,
 		  "fork() children add and drain (%" PRIu64 " forks, %" PRIu64
 		  " failed)", forks, forks_bad);
+
+	errors = 0;
+	if (!lb_tap_ok(setup_noget(&st) == 0 && st.path == lb_cpu_path(),
+		       "without @get: create, the process's path"))
+		return lb_tap_done();
+	run(secs / 2);
+	rc = lb_cpubatch_destroy(pc);
+	tally(&t);
+	lb_tap_ok(rc == 0 && !errors && !t.off && t.adds == t.commits &&
+			  !t.cached,
+		  "without @get: destroy, every accepted add committed "
+		  "exactly once (%" PRIu64 " adds, %" PRIu64 " commits, %"
+		  PRIu64 " objects off, %" PRIu64 " errors)",
+		  t.adds, t.commits, t.off, errors);
 	return lb_tap_done();
 }
