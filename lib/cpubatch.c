@@ -195,23 +195,38 @@ int lb_cpubatch_create(struct lb_cpubatch **pcp, const struct lb_cpubatch_conf *
 #define LBI_NO_FLUSH LB_FLUSH_NR
 
 /*
+ * add_decide()'s "keep batching", from the limits set at creation (the
+ * lock paths test it first, inline): @word is the batch's word with the
+ * object appended. rseq_wmax is the weight rule, and the count within
+ * rseq_lim's low half with the whole word within rseq_lim is "count below
+ * max_nr, weight within max_weight" (the test the rseq section makes,
+ * lbi_rseq_arch_push_pair()). disabled is read under the slot lock (see
+ * add_decide()).
+ */
+static inline bool add_fits(const struct lb_cpubatch *pc, uint64_t word,
+			    uint32_t weight)
+{
+	return weight <= pc->rseq_wmax &&
+	       lbi_rseq_count(word) <= lbi_rseq_count(pc->rseq_lim) &&
+	       word <= pc->rseq_lim && !ck_pr_load_32(&pc->disabled);
+}
+
+/*
  * The one flush decision of an add: whether the batch goes now, and why.
- * The object is appended already: @nr and @bw are the batch's count and
+ * The object is appended already: @word holds the batch's count and
  * weight with it. disabled is read under the slot lock:
  * lb_cpubatch_disable() raises it and then takes every slot lock, so an
  * add either runs before the disable's pass reaches this slot (and is
  * flushed by it) or sees the raised count here and flushes at once. The
  * rseq section reads it too (add_rseq()), and disable fences every slot.
  */
-static inline enum lb_flush_cause add_decide(const struct lb_cpubatch *pc,
-					     uint32_t nr, uint32_t bw,
-					     uint32_t weight)
+static enum lb_flush_cause add_decide(const struct lb_cpubatch *pc,
+				      uint64_t word, uint32_t weight)
 {
+	uint32_t nr = lbi_rseq_count(word), bw = lbi_rseq_weight(word);
 	bool heavy = weight >= pc->max_weight || bw > pc->max_weight;
 
-	if (lbi_likely(!heavy && nr < pc->max_nr &&
-		       weight <= pc->bypass_above &&
-		       !ck_pr_load_32(&pc->disabled)))
+	if (add_fits(pc, word, weight))
 		return LBI_NO_FLUSH;
 	/* BASELINE commits every add on its own: "full", whatever the weight. */
 	if (pc->mode == LB_CPUBATCH_BASELINE)
@@ -223,22 +238,6 @@ static inline enum lb_flush_cause add_decide(const struct lb_cpubatch *pc,
 	if (nr >= pc->max_nr)
 		return LB_FLUSH_FULL;
 	return LB_FLUSH_WEIGHT;
-}
-
-/*
- * add_decide()'s "keep batching", from the limits set at creation: @word
- * is the batch's word with the object appended. rseq_wmax is the weight
- * rule, and the count within rseq_lim's low half with the whole word
- * within rseq_lim is "count below max_nr, weight within max_weight" (the
- * test the rseq section makes, lbi_rseq_arch_push_pair()). disabled is
- * read under the slot lock (see add_decide()).
- */
-static inline bool add_fits(const struct lb_cpubatch *pc, uint64_t word,
-			    uint32_t weight)
-{
-	return weight <= pc->rseq_wmax &&
-	       lbi_rseq_count(word) <= lbi_rseq_count(pc->rseq_lim) &&
-	       word <= pc->rseq_lim && !ck_pr_load_32(&pc->disabled);
 }
 
 /* Under the slot lock: append @obj to slot @s; returns the new word. */
@@ -256,15 +255,15 @@ static inline uint64_t append(struct lbi_slot *s, void *obj, struct lb_node *n,
 
 /*
  * An add that appended @word to locked slot @idx and did not fit: flush,
- * or, when add_decide() keeps batching after all, unlock.
+ * or, when add_decide() keeps batching after all (an enable between its
+ * two reads of disabled), unlock.
  */
 static int add_flush(struct lb_cpubatch *pc, unsigned int idx, void *obj,
 		     struct lb_node *n, uint32_t weight, uint64_t word)
 {
 	enum lb_flush_cause cause;
 
-	cause = add_decide(pc, lbi_rseq_count(word), lbi_rseq_weight(word),
-			   weight);
+	cause = add_decide(pc, word, weight);
 	if (cause == LBI_NO_FLUSH) {
 		lbi_cb_unlock_own(pc, idx);
 		return 0;
