@@ -456,11 +456,7 @@ add_rseq_slow(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 int lb_cpubatch_add(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 		uint32_t weight)
 {
-	if (lbi_unlikely(!pc))
-		return -EINVAL;
-	if (lbi_unlikely(!obj))
-		return -EINVAL;
-	if (lbi_unlikely(!n))
+	if (lbi_unlikely(!pc || !n))
 		return -EINVAL;
 #if LBI_RSEQ_ARCH
 	/*
@@ -468,10 +464,10 @@ int lb_cpubatch_add(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 	 * 0 but on %LBI_CB_RSEQ, where it is rseq_wmax (below
 	 * %LB_WBATCH_WEIGHT_MAX).
 	 */
-	if (lbi_likely(weight - 1 < pc->rseq_fast_wmax))
+	if (lbi_likely(weight - 1 < pc->rseq_fast_wmax) && lbi_likely(obj))
 		return add_rseq(pc, obj, n, weight);
 #endif
-	if (lbi_unlikely(weight == 0 || weight > LB_WBATCH_WEIGHT_MAX))
+	if (lbi_unlikely(!obj || weight == 0 || weight > LB_WBATCH_WEIGHT_MAX))
 		return -EINVAL;
 	if (lbi_likely(pc->path == LBI_CB_LOCK))
 		return add_lock(pc, obj, n, weight);
