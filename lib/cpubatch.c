@@ -97,6 +97,35 @@ static void destroy_fork_hook(struct lb_cpubatch *pc)
 	lbi_drain_fini(pc);
 }
 
+/*
+ * The owner path, once (enum lbi_cb_path). Injected CPU sources stay on
+ * the lock path: the id a test chooses is not the cpu_id the section
+ * checks. So does a batch of one, and a process with a TSan runtime: TSan
+ * sees no ordering made by a section and a fence, only the annotated
+ * slot lock.
+ */
+static void choose_path(struct lb_cpubatch *pc,
+			const struct lb_cpubatch_conf *conf)
+{
+	bool tsan = lbi_tsan_active();
+
+	pc->slots.rseq = !conf->cpu_fn && pc->max_nr > 1 && !tsan &&
+			 lbi_rseq_usable(conf->flags & LB_CPUBATCH_F_LOCK_PATH,
+					 pc->slots.nr);
+	if (tsan)
+		pc->path = LBI_CB_LOCK_TSAN;
+	else if (!pc->slots.rseq)
+		pc->path = LBI_CB_LOCK;
+	else
+		pc->path = pc->ops.get ? LBI_CB_RSEQ_GET : LBI_CB_RSEQ;
+#if LBI_RSEQ_ARCH
+	pc->rseq_off = __rseq_offset;
+	pc->rseq_h0 = (char *)&lbi_cb_slot(pc, 0)->hdr.rseq;
+	if (pc->path == LBI_CB_RSEQ)
+		pc->rseq_fast_wmax = pc->rseq_wmax;
+#endif
+}
+
 int lb_cpubatch_create(struct lb_cpubatch **pcp, const struct lb_cpubatch_conf *conf)
 {
 	unsigned int max_nr;
@@ -154,16 +183,10 @@ int lb_cpubatch_create(struct lb_cpubatch **pcp, const struct lb_cpubatch_conf *
 	do {
 		pc->id = ck_pr_faa_32(&next_cpubatch_id, 1) + 1;
 	} while (pc->id == 0);
-	/*
-	 * Injected CPU sources stay on the lock path: the id a test chooses
-	 * is not the cpu_id the section checks. So does a batch of one.
-	 */
-	pc->slots.rseq = !conf->cpu_fn && max_nr > 1 &&
-			 lbi_rseq_usable(conf->flags & LB_CPUBATCH_F_LOCK_PATH,
-					 pc->slots.nr);
 	pc->rseq_wmax = pc->bypass_above < max_weight - 1 ? pc->bypass_above :
 							    max_weight - 1;
 	pc->rseq_lim = lbi_rseq_word(max_nr - 1, max_weight);
+	choose_path(pc, conf);
 	*pcp = pc;
 	return 0;
 }
@@ -172,23 +195,38 @@ int lb_cpubatch_create(struct lb_cpubatch **pcp, const struct lb_cpubatch_conf *
 #define LBI_NO_FLUSH LB_FLUSH_NR
 
 /*
+ * add_decide()'s "keep batching", from the limits set at creation (the
+ * lock paths test it first, inline): @word is the batch's word with the
+ * object appended. rseq_wmax is the weight rule, and the count within
+ * rseq_lim's low half with the whole word within rseq_lim is "count below
+ * max_nr, weight within max_weight" (the test the rseq section makes,
+ * lbi_rseq_arch_push_pair()). disabled is read under the slot lock (see
+ * add_decide()).
+ */
+static inline bool add_fits(const struct lb_cpubatch *pc, uint64_t word,
+			    uint32_t weight)
+{
+	return weight <= pc->rseq_wmax &&
+	       lbi_rseq_count(word) <= lbi_rseq_count(pc->rseq_lim) &&
+	       word <= pc->rseq_lim && !ck_pr_load_32(&pc->disabled);
+}
+
+/*
  * The one flush decision of an add: whether the batch goes now, and why.
- * The object is appended already: @nr and @bw are the batch's count and
+ * The object is appended already: @word holds the batch's count and
  * weight with it. disabled is read under the slot lock:
  * lb_cpubatch_disable() raises it and then takes every slot lock, so an
  * add either runs before the disable's pass reaches this slot (and is
  * flushed by it) or sees the raised count here and flushes at once. The
  * rseq section reads it too (add_rseq()), and disable fences every slot.
  */
-static inline enum lb_flush_cause add_decide(const struct lb_cpubatch *pc,
-					     uint32_t nr, uint32_t bw,
-					     uint32_t weight)
+static enum lb_flush_cause add_decide(const struct lb_cpubatch *pc,
+				      uint64_t word, uint32_t weight)
 {
+	uint32_t nr = lbi_rseq_count(word), bw = lbi_rseq_weight(word);
 	bool heavy = weight >= pc->max_weight || bw > pc->max_weight;
 
-	if (lbi_likely(!heavy && nr < pc->max_nr &&
-		       weight <= pc->bypass_above &&
-		       !ck_pr_load_32(&pc->disabled)))
+	if (add_fits(pc, word, weight))
 		return LBI_NO_FLUSH;
 	/* BASELINE commits every add on its own: "full", whatever the weight. */
 	if (pc->mode == LB_CPUBATCH_BASELINE)
@@ -202,18 +240,50 @@ static inline enum lb_flush_cause add_decide(const struct lb_cpubatch *pc,
 	return LB_FLUSH_WEIGHT;
 }
 
+/* Under the slot lock: append @obj to slot @s; returns the new word. */
+static inline uint64_t append(struct lbi_slot *s, void *obj, struct lb_node *n,
+			      uint32_t weight)
+{
+	uint64_t word = s->hdr.rseq.word + lbi_rseq_word(1, weight);
+	uint32_t nr = lbi_rseq_count(word);
+
+	s->objs[nr - 1] = obj;
+	s->nodes[nr - 1] = n;
+	ck_pr_store_64(&s->hdr.rseq.word, word);
+	return word;
+}
+
 /*
- * The lock path: R1-R5 on the calling CPU's slot (the stop flag only on
- * the rseq path), append, decide; @got: @get already ran for this add.
+ * An add that appended @word to locked slot @idx and did not fit: flush,
+ * or, when add_decide() keeps batching after all (an enable between its
+ * two reads of disabled), unlock.
  */
-static inline int add_locked(struct lb_cpubatch *pc, void *obj,
-			     struct lb_node *n, uint32_t weight, bool got)
+static int add_flush(struct lb_cpubatch *pc, unsigned int idx, void *obj,
+		     struct lb_node *n, uint32_t weight, uint64_t word)
 {
 	enum lb_flush_cause cause;
+
+	cause = add_decide(pc, word, weight);
+	if (cause == LBI_NO_FLUSH) {
+		lbi_cb_unlock_own(pc, idx);
+		return 0;
+	}
+	return lbi_add_flush(pc, idx, obj, n, weight, cause);
+}
+
+/*
+ * The lock path for every case: R1-R5 on the calling CPU's slot (the stop
+ * flag only on the rseq path), append, decide; @got: @get already ran for
+ * this add. The rseq path falls back to it, and so do the other paths for
+ * what their fast code leaves out (a contended slot lock, TSan).
+ */
+static __attribute__((noinline)) int
+add_locked(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
+	   uint32_t weight, bool got)
+{
 	unsigned int idx = lbi_slots_this(&pc->slots);
 	struct lbi_slot *s = lbi_cb_slot(pc, idx);
 	uint64_t word;
-	uint32_t nr;
 
 	lbi_cb_lock_own(pc, idx);
 	/* CAS, not a plain test: two racing adds of one node must not both win. */
@@ -228,77 +298,183 @@ static inline int add_locked(struct lb_cpubatch *pc, void *obj,
 	ck_pr_store_32(&n->owner, pc->id);
 	if (!got && pc->ops.get)
 		pc->ops.get(obj);
-	word = s->hdr.rseq.word + lbi_rseq_word(1, weight);
-	nr = lbi_rseq_count(word);
-	s->objs[nr - 1] = obj;
-	s->nodes[nr - 1] = n;
-	ck_pr_store_64(&s->hdr.rseq.word, word);
-	cause = add_decide(pc, nr, lbi_rseq_weight(word), weight);
-	if (lbi_likely(cause == LBI_NO_FLUSH)) {
+	word = append(s, obj, n, weight);
+	if (lbi_likely(add_fits(pc, word, weight))) {
 		lbi_cb_unlock_own(pc, idx);
 		return 0;
 	}
-	return lbi_add_flush(pc, idx, obj, n, weight, cause);
+	return add_flush(pc, idx, obj, n, weight, word);
 }
 
 /*
- * The rseq path (lib/rseq.h): the node is marked for the slot of each
- * attempt before the section, which stores the object and node above the
- * committed count and commits count and weight in one store. An attempt
- * that aborts is retried from the CPU id, its marks overwritten; a drain
- * that follows such a mark finds the node not in the slot's batch and
- * flushes what is there (the add is not done, so nothing is owed). A
- * stopped slot, a disabled instance, an add that would flush or a CPU id
- * without a slot takes the lock path, the marks cleared first.
+ * %LBI_CB_LOCK, for what add_lock() leaves out of its frame: @get, then
+ * the append and the decision, on locked slot @idx.
  */
 static __attribute__((noinline)) int
+add_lock_get(struct lb_cpubatch *pc, unsigned int idx, void *obj,
+	     struct lb_node *n, uint32_t weight)
+{
+	struct lbi_slot *s = lbi_cb_slot(pc, idx);
+	uint64_t word;
+
+	pc->ops.get(obj);
+	word = append(s, obj, n, weight);
+	if (lbi_likely(add_fits(pc, word, weight))) {
+		lbi_slot_unlock_bare(&s->hdr);
+		return 0;
+	}
+	return add_flush(pc, idx, obj, n, weight, word);
+}
+
+/*
+ * %LBI_CB_LOCK: add_locked() with every per-instance constant decided at
+ * creation: no stop flag, no TSan annotation test, one exchange for the
+ * slot lock. Everything that calls out after the CPU id (a contended lock,
+ * @get, a flush) is a tail call, so only the CPU source's call needs
+ * saved registers.
+ */
+static __attribute__((noinline)) int
+add_lock(struct lb_cpubatch *pc, void *obj, struct lb_node *n, uint32_t weight)
+{
+	unsigned int idx = lbi_slots_this(&pc->slots);
+	struct lbi_slot *s = lbi_cb_slot(pc, idx);
+	uint64_t word;
+
+	if (lbi_unlikely(!lbi_slot_trylock_bare(&s->hdr)))
+		return add_locked(pc, obj, n, weight, false);
+	if (lbi_unlikely(!ck_pr_cas_32(&n->slot, 0, idx + 1))) {
+		lbi_slot_unlock_bare(&s->hdr);
+		return -EEXIST;
+	}
+	ck_pr_store_32(&n->home, idx + 1);
+	ck_pr_store_32(&n->owner, pc->id);
+	if (pc->ops.get)
+		return add_lock_get(pc, idx, obj, n, weight);
+	word = append(s, obj, n, weight);
+	if (lbi_likely(add_fits(pc, word, weight))) {
+		lbi_slot_unlock_bare(&s->hdr);
+		return 0;
+	}
+	return add_flush(pc, idx, obj, n, weight, word);
+}
+
+#if LBI_RSEQ_ARCH
+/*
+ * The rseq path (lib/rseq.h), one attempt: the node is marked for the
+ * slot of the attempt before the section, which stores the object and
+ * node above the committed count and commits count and weight in one
+ * store. An attempt that aborts (%LBI_RSEQ_RESTART) is retried from the
+ * CPU id, its marks overwritten; a drain that follows such a mark finds
+ * the node not in the slot's batch and flushes what is there (the add is
+ * not done, so nothing is owed). %LBI_RSEQ_LOCK or %LBI_RSEQ_FULL: the
+ * lock path takes the add (a stopped slot, a disabled instance, an add
+ * that would flush, a CPU id without a slot), the marks cleared first.
+ */
+static inline __attribute__((always_inline)) int
+add_section(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
+	    uint64_t inc)
+{
+	ptrdiff_t off = pc->rseq_off;
+	unsigned int cpu = (unsigned int)lbi_rseq_arch_cpu_id(off);
+	struct lbi_rseq_hdr *h;
+
+	if (lbi_unlikely(cpu >= pc->slots.nr))
+		return LBI_RSEQ_LOCK;
+	h = (struct lbi_rseq_hdr *)(pc->rseq_h0 + cpu * pc->slots.stride);
+	ck_pr_store_32(&n->home, cpu + 1);
+	ck_pr_store_32(&n->slot, cpu + 1);
+	return lbi_rseq_arch_push_pair((int)cpu, off, h, obj, n, inc,
+				       &pc->rseq_lim, &pc->disabled);
+}
+
+/*
+ * After a first attempt that did not commit (@rc): retry while sections
+ * abort, else the lock path (@got: @get ran). Out of line, so that the
+ * first attempt is straight code in the entry.
+ */
+static __attribute__((noinline)) int
+add_rseq_retry(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
+	       uint64_t inc, int rc, bool got)
+{
+	while (rc == LBI_RSEQ_RESTART)
+		rc = add_section(pc, obj, n, inc);
+	if (rc == LBI_RSEQ_OK)
+		return 0;
+	ck_pr_store_32(&n->slot, 0);
+	return add_locked(pc, obj, n, lbi_rseq_weight(inc), got);
+}
+
+/*
+ * %LBI_CB_RSEQ, inline in lb_cpubatch_add() for a weight the section
+ * takes (1..rseq_wmax): no call before the section, so the entry reaches
+ * it with no frame.
+ */
+static inline __attribute__((always_inline)) int
 add_rseq(struct lb_cpubatch *pc, void *obj, struct lb_node *n, uint32_t weight)
 {
-#if LBI_RSEQ_ARCH
+	/* The weight travels in inc from here: one register less. */
 	uint64_t inc = lbi_rseq_word(1, weight);
-	int rc = LBI_RSEQ_LOCK;
+	int rc;
 
 	/* A plain test: a concurrent add of one node is the caller's bug. */
 	if (lbi_unlikely(ck_pr_load_32(&n->slot)))
 		return -EEXIST;
-	if (lbi_unlikely(weight > pc->rseq_wmax))
-		return add_locked(pc, obj, n, weight, false);
 	ck_pr_store_32(&n->owner, pc->id);
-	if (pc->ops.get)
-		pc->ops.get(obj);
-	for (;;) {
-		int cpu = lbi_rseq_cpu_id();
-		struct lbi_slot *s;
-
-		if (lbi_unlikely((unsigned int)cpu >= pc->slots.nr))
-			break;
-		s = lbi_cb_slot(pc, (unsigned int)cpu);
-		ck_pr_store_32(&n->home, (uint32_t)cpu + 1);
-		ck_pr_store_32(&n->slot, (uint32_t)cpu + 1);
-		rc = lbi_rseq_arch_push2(cpu, &s->hdr.rseq, s->objs, obj,
-					 n, inc, pc->rseq_lim,
-					 (void **)s->nodes, &pc->disabled);
-		if (lbi_likely(rc == LBI_RSEQ_OK))
-			return 0;
-		if (rc != LBI_RSEQ_RESTART)
-			break;
-	}
-	ck_pr_store_32(&n->slot, 0);
-	return add_locked(pc, obj, n, weight, true);
-#else
-	return add_locked(pc, obj, n, weight, false);
-#endif
+	rc = add_section(pc, obj, n, inc);
+	if (lbi_likely(rc == LBI_RSEQ_OK))
+		return 0;
+	return add_rseq_retry(pc, obj, n, inc, rc, false);
 }
 
-/* The rseq path out of line: the lock path's frame is not set up for it. */
+/*
+ * The rseq path for the rest: a @get callback (%LBI_CB_RSEQ_GET, the
+ * batch's reference taken before the section), or a weight the section
+ * never takes (a bypass, or one that flushes on its own: lock path).
+ */
+static __attribute__((noinline)) int
+add_rseq_slow(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
+	      uint32_t weight)
+{
+	bool got = pc->ops.get != NULL;
+
+	if (lbi_unlikely(ck_pr_load_32(&n->slot)))
+		return -EEXIST;
+	if (weight > pc->rseq_wmax)
+		return add_locked(pc, obj, n, weight, false);
+	ck_pr_store_32(&n->owner, pc->id);
+	if (got)
+		pc->ops.get(obj);
+	return add_rseq_retry(pc, obj, n, lbi_rseq_word(1, weight),
+			      LBI_RSEQ_RESTART, got);
+}
+#endif
+
+/*
+ * One test of the path chosen at creation, then a tail call, or on the
+ * rseq path without @get the section itself: no frame on either path.
+ */
 int lb_cpubatch_add(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 		uint32_t weight)
 {
-	if (lbi_unlikely(!pc || !obj || !n || weight == 0 ||
-			 weight > LB_WBATCH_WEIGHT_MAX))
+	if (lbi_unlikely(!pc || !n))
 		return -EINVAL;
-	if (pc->slots.rseq)
+#if LBI_RSEQ_ARCH
+	/*
+	 * The path test and the weight's validation in one: rseq_fast_wmax is
+	 * 0 but on %LBI_CB_RSEQ, where it is rseq_wmax (below
+	 * %LB_WBATCH_WEIGHT_MAX).
+	 */
+	if (lbi_likely(weight - 1 < pc->rseq_fast_wmax) && lbi_likely(obj))
 		return add_rseq(pc, obj, n, weight);
+#endif
+	if (lbi_unlikely(!obj || weight == 0 || weight > LB_WBATCH_WEIGHT_MAX))
+		return -EINVAL;
+	if (lbi_likely(pc->path == LBI_CB_LOCK))
+		return add_lock(pc, obj, n, weight);
+#if LBI_RSEQ_ARCH
+	if (pc->path != LBI_CB_LOCK_TSAN)
+		return add_rseq_slow(pc, obj, n, weight);
+#endif
 	return add_locked(pc, obj, n, weight, false);
 }
 

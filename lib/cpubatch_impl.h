@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include <ck_md.h>
 #include <ck_spinlock.h>
@@ -47,23 +48,33 @@
  * this slot's lines, so slots never share a line with each other.
  *
  * The batch is hdr.rseq.word (count in the low half, weight in the high
- * half: one store commits both), objs[] and nodes[] below it. On the rseq
- * path the owner appends in a section (lbi_rseq_arch_push2(): both arrays
- * above the committed count, then the word); everything else writes the
- * batch under the slot lock with the slot stopped (lib/rseq.h, R1-R5).
+ * half: one store commits both), objs[] and nodes[] below it, right after
+ * the header: a pair slot of lbi_rseq_arch_push_pair() (lib/rseq.h), so
+ * that one register addresses the word and both arrays. On the rseq path
+ * the owner appends in a section (both arrays above the committed count,
+ * then the word); everything else writes the batch under the slot lock
+ * with the slot stopped (lib/rseq.h, R1-R5).
  */
 struct lbi_slot {
 	struct lbi_slot_hdr hdr;	/* first: the slot core's part */
+	void *objs[LB_WBATCH_MAX];	/* the batch, below the count */
+	struct lb_node *nodes[LB_WBATCH_MAX];	/* parallel to objs */
 	uint32_t inflight;		/* (A)-(C); atomic */
 	uint32_t epoch;			/* (F); under lock */
 	uint32_t epoch_inflight[2];	/* (A)-(C), by epoch; atomic */
 	uint64_t backend_locks;		/* back-end lock holds by flushes; atomic */
 	uint64_t flushes_committed;	/* flushes past @put; atomic */
 	uint64_t objs_committed;	/* their objects; atomic */
-	void *objs[LB_WBATCH_MAX];	/* the batch, below the count */
-	struct lb_node *nodes[LB_WBATCH_MAX];	/* parallel to objs */
 	struct lb_cpubatch_slot_stats st;	/* under lock; adds derived */
 } __attribute__((aligned(CK_MD_CACHELINE)));
+
+_Static_assert(LB_WBATCH_MAX == LBI_RSEQ_PAIR_MAX, "pair slot size");
+_Static_assert(offsetof(struct lbi_slot, objs) ==
+	       offsetof(struct lbi_slot, hdr.rseq) + LBI_RSEQ_PAIR_A,
+	       "objs[] is the pair slot's first array");
+_Static_assert(offsetof(struct lbi_slot, nodes) ==
+	       offsetof(struct lbi_slot, hdr.rseq) + LBI_RSEQ_PAIR_B,
+	       "nodes[] is the pair slot's second array");
 
 static inline uint32_t lbi_cb_nr(const struct lbi_slot *s)
 {
@@ -89,18 +100,47 @@ struct lbi_drain {
 	uint64_t settle_waits;
 };
 
+/*
+ * enum lbi_cb_path - How lb_cpubatch_add() runs, fixed at creation so that
+ * the add tests one field instead of the per-instance constants behind it.
+ * @LBI_CB_RSEQ: rseq path, no @get: the section inline in the entry.
+ * @LBI_CB_RSEQ_GET: rseq path with a @get callback (called before the
+ *                   section, so the entry keeps a frame for it).
+ * @LBI_CB_LOCK: lock path, no TSan runtime in the process: the slot lock
+ *               without annotations (lbi_slot_trylock_bare()).
+ * @LBI_CB_LOCK_TSAN: lock path with the annotations (a TSan build of the
+ *                    library, or a TSan-built client; never rseq, whose
+ *                    sections TSan cannot see).
+ */
+enum lbi_cb_path {
+	LBI_CB_RSEQ,
+	LBI_CB_RSEQ_GET,
+	LBI_CB_LOCK,
+	LBI_CB_LOCK_TSAN,
+};
+
 struct lb_cpubatch {
 	struct lbi_slots slots;		/* of struct lbi_slot */
 	enum lb_cpubatch_mode mode;
 	uint32_t max_nr;		/* batch caps, as lb_wbatch's */
 	uint32_t max_weight;
 	/*
-	 * rseq path: adds of a weight up to rseq_wmax run as a section with
-	 * the limit word rseq_lim (count max_nr - 1, weight max_weight): the
-	 * add that would flush gets "full" and takes the lock path.
+	 * Both paths: an add of a weight up to rseq_wmax whose new batch word
+	 * is within the limit word rseq_lim (count max_nr - 1, weight
+	 * max_weight) does not flush (add_fits(), cpubatch.c). rseq path: the
+	 * section checks the same limit, and the add that would flush gets
+	 * "full" and takes the lock path.
 	 */
 	uint32_t rseq_wmax;
+	uint32_t path;			/* enum lbi_cb_path */
 	uint64_t rseq_lim;
+	/*
+	 * For the inline %LBI_CB_RSEQ add only (else 0 and NULL): rseq_wmax,
+	 * __rseq_offset, and slot 0's &struct lbi_rseq_hdr.
+	 */
+	uint32_t rseq_fast_wmax;
+	ptrdiff_t rseq_off;
+	char *rseq_h0;
 	uint32_t disabled;		/* lb_cpubatch_disable() nesting; atomic */
 	uint32_t bypass_above;		/* weights above this never wait */
 	uint32_t id;
@@ -115,7 +155,7 @@ struct lb_cpubatch {
 static inline struct lbi_slot *lbi_cb_slot(const struct lb_cpubatch *pc,
 					   unsigned int idx)
 {
-	return (struct lbi_slot *)pc->slots.base + idx;
+	return (struct lbi_slot *)lbi_slot_at(&pc->slots, idx);
 }
 
 /*

@@ -62,8 +62,9 @@ void AnnotateIgnoreWritesEnd(const char *file, int line);
  * TSan sees every ordering the library makes with ck's atomics, which it
  * cannot see in uninstrumented code, and callbacks touching plain user
  * data under the library's locks stay clean. Elsewhere: one load and a
- * not-taken branch. The library's own accesses are not instrumented, so
- * nothing needs ignoring.
+ * not-taken branch, which the owner paths avoid by choosing at creation
+ * (lbi_tsan_active()). The library's own accesses are not instrumented,
+ * so nothing needs ignoring.
  */
 void __tsan_acquire(void *addr) __attribute__((weak));
 void __tsan_release(void *addr) __attribute__((weak));
@@ -124,30 +125,54 @@ static inline void lbi_spin_unlock(ck_spinlock_fas_t *l)
 }
 
 /*
- * Whether the TSan annotations reach a runtime: always in a TSan build,
- * else when a TSan-built client brought one. Constant for the process, so
- * a caller may ask once and then use the _plain calls below when it says
- * no (they leave out the annotations' per-call test).
+ * Whether lock holds must carry the TSan annotations: always in a TSan
+ * build, else when the process has a TSan runtime (a client built with
+ * -fsanitize=thread). A process constant: a hot path decides once, at
+ * creation, and then uses the bare calls below with no test at all.
  */
-static inline bool lbi_tsan_client(void)
-{
 #ifdef LB_TSAN
+static inline bool lbi_tsan_active(void)
+{
 	return true;
-#else
-	return __tsan_acquire != NULL;
-#endif
 }
 
-static inline void lbi_spin_lock_plain(ck_spinlock_fas_t *l)
+static inline void lbi_spin_lock_bare(ck_spinlock_fas_t *l)
+{
+	lbi_spin_lock(l);
+}
+
+static inline int lbi_spin_trylock_bare(ck_spinlock_fas_t *l)
+{
+	return lbi_spin_trylock(l);
+}
+
+static inline void lbi_spin_unlock_bare(ck_spinlock_fas_t *l)
+{
+	lbi_spin_unlock(l);
+}
+#else
+static inline bool lbi_tsan_active(void)
+{
+	return __tsan_acquire != NULL;
+}
+
+/* The shim without the annotations, where lbi_tsan_active() is false. */
+static inline void lbi_spin_lock_bare(ck_spinlock_fas_t *l)
 {
 	if (lbi_unlikely(!ck_spinlock_fas_trylock(l)))
 		lbi_spin_lock_slow(l);
 }
 
-static inline void lbi_spin_unlock_plain(ck_spinlock_fas_t *l)
+static inline int lbi_spin_trylock_bare(ck_spinlock_fas_t *l)
+{
+	return ck_spinlock_fas_trylock(l);
+}
+
+static inline void lbi_spin_unlock_bare(ck_spinlock_fas_t *l)
 {
 	ck_spinlock_fas_unlock(l);
 }
+#endif
 
 /*
  * ck fair-lock shim for lb_lock (lib/lock.c): the same annotations, on the

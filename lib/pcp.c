@@ -396,7 +396,7 @@ owner_unlock(struct lb_pcp *p, struct lbi_pcp_slot *sl,
 	if (path == LBI_PCP_RSEQ)
 		lbi_pcp_unlock_rseq(p, sl, true);
 	else if (path == LBI_PCP_LOCK)
-		lbi_slot_unlock_plain(&sl->hdr);
+		lbi_slot_unlock_bare(&sl->hdr);
 	else
 		lbi_slot_unlock(&sl->hdr);
 }
@@ -443,7 +443,7 @@ static __attribute__((noinline)) int alloc_wait(struct lb_pcp *p,
 						void **out,
 						struct lbi_pcp_slot *sl)
 {
-	lbi_slot_lock_plain(&sl->hdr);
+	lbi_slot_lock_bare(&sl->hdr);
 	return alloc_held(p, order, out, sl, LBI_PCP_LOCK);
 }
 
@@ -458,7 +458,7 @@ static int alloc_lock(struct lb_pcp *p, unsigned int order, void **out)
 	if (lbi_unlikely(order > p->max_order))
 		return -EINVAL;
 	sl = this_slot(p);
-	if (lbi_unlikely(!lbi_slot_trylock_plain(&sl->hdr)))
+	if (lbi_unlikely(!lbi_slot_trylock_bare(&sl->hdr)))
 		return alloc_wait(p, order, out, sl);
 	/* Order 0, the common case, with its list and weight constant. */
 	if (lbi_likely(!order))
@@ -565,7 +565,7 @@ static __attribute__((noinline)) int free_wait(struct lb_pcp *p, void *obj,
 					       unsigned int order,
 					       struct lbi_pcp_slot *sl)
 {
-	lbi_slot_lock_plain(&sl->hdr);
+	lbi_slot_lock_bare(&sl->hdr);
 	return free_held(p, obj, order, sl, LBI_PCP_LOCK);
 }
 
@@ -577,7 +577,7 @@ static int free_lock(struct lb_pcp *p, void *obj, unsigned int order)
 	if (lbi_unlikely(order > p->max_order))
 		return -EINVAL;
 	sl = this_slot(p);
-	if (lbi_unlikely(!lbi_slot_trylock_plain(&sl->hdr)))
+	if (lbi_unlikely(!lbi_slot_trylock_bare(&sl->hdr)))
 		return free_wait(p, obj, order, sl);
 	if (lbi_likely(!order))
 		return free_held(p, obj, 0, sl, LBI_PCP_LOCK);

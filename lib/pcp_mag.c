@@ -43,7 +43,7 @@ void lbi_pcp_mag_setup(struct lb_pcp *p, int batch, bool force_lock)
 	 * A TSan client sees the orderings through the lock annotations only
 	 * (never inside the sections); the debug set checks every call.
 	 */
-	p->path = p->dbg || lbi_tsan_client() ? LBI_PCP_LOCK_CHECKED :
+	p->path = p->dbg || lbi_tsan_active() ? LBI_PCP_LOCK_CHECKED :
 						LBI_PCP_LOCK;
 	/* Injected CPU ids need every call under the lock. */
 	if (p->path != LBI_PCP_LOCK || p->slots.cpu_fn ||

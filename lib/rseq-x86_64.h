@@ -17,7 +17,7 @@
  *
  * The kernel leaves registers and flags written inside an aborted section
  * undefined, so no input register is ever modified; scratch registers are
- * rax, rcx and rdx only. The descriptor section is writable ("aw"): its
+ * rax, rcx and rdx only (r10 and r11 for lbi_rseq_arch_push_pair()). The descriptor section is writable ("aw"): its
  * absolute addresses need RELATIVE relocations, and a read-only section
  * would give a PIE text relocations. Numeric labels only: the compiler may
  * duplicate an inlined asm, and named labels would then clash.
@@ -48,21 +48,26 @@
 #define LBI_RSEQ_ASM_STOP_CHECK
 #endif
 
-/* (a) descriptor, and (b) arm: rax = &descriptor; rseq_cs = rax. */
-#define LBI_RSEQ_ASM_BEGIN						\
+/*
+ * (a) descriptor, and (b) arm: reg = &descriptor; rseq_cs = reg. @reg is
+ * a scratch register the section clobbers (rax unless said otherwise).
+ */
+#define LBI_RSEQ_ASM_BEGIN_REG(reg)					\
 	".pushsection __rseq_cs, \"aw\"\n\t"				\
 	".balign 32\n\t"						\
 	"3:\n\t"							\
 	".long 0x0, 0x0\n\t"		/* version, flags */		\
 	".quad 1f, 2f - 1f, 4f\n\t"	/* start, length, abort */	\
 	".popsection\n\t"						\
-	"leaq 3b(%%rip), %%rax\n\t"					\
-	"movq %%rax, %%fs:8(%[off])\n\t"				\
+	"leaq 3b(%%rip), " reg "\n\t"					\
+	"movq " reg ", %%fs:8(%[off])\n\t"				\
 	"1:\n\t"							\
 	/* (c) migrated or preempted onto another CPU: restart */	\
 	"cmpl %[cpu], %%fs:4(%[off])\n\t"				\
 	"jnz 4f\n\t"							\
 	LBI_RSEQ_ASM_STOP_CHECK
+
+#define LBI_RSEQ_ASM_BEGIN LBI_RSEQ_ASM_BEGIN_REG("%%rax")
 
 /* (g) abort stub: 0f b9 3d + signature = ud1 0x53053053(%rip),%edi. */
 #define LBI_RSEQ_ASM_END						\
@@ -119,40 +124,60 @@ full:
 }
 
 /*
- * Push of a pair, behind a gate: as push, but first (d') a nonzero *gate
- * (the caller's "do not batch now" count, read inside the section so that
- * a fence of this CPU orders it) takes the lock path; then item goes to
- * items[count] and item2 to items2[count], both above
- * the committed top; commit h->word = new.
+ * lb_cpubatch's add: the CPU id of the calling thread (cpu_id, as
+ * lbi_rseq_cpu_id()) in one load, from @off = __rseq_offset kept by the
+ * caller. Volatile: the kernel rewrites it on migration.
  */
 static inline __attribute__((always_inline)) int
-lbi_rseq_arch_push2(int cpu, struct lbi_rseq_hdr *h, void **items,
-		    void *item, void *item2, uint64_t inc, uint64_t lim,
-		    void **items2, const uint32_t *gate)
+lbi_rseq_arch_cpu_id(ptrdiff_t off)
+{
+	int cpu;
+
+	__asm__ __volatile__("movl %%fs:4(%1), %0" : "=r" (cpu) : "r" (off));
+	return cpu;
+}
+
+/*
+ * Push of a pair, behind a gate, into a pair slot (lib/rseq.h,
+ * LBI_RSEQ_PAIR_A/B: both arrays at fixed offsets from h, so one base
+ * register serves the header and both arrays). As push, but first (d') a
+ * nonzero *gate (the caller's "do not batch now" count, read inside the
+ * section so that a fence of this CPU orders it) takes the lock path; then
+ * a goes to the first array and b to the second at the committed count,
+ * above the committed top; commit h->word = new. *lim and *gate are read
+ * from memory (the caller's instance), and the scratch registers are r10
+ * and r11 only (no argument register of the caller's entry), so that the
+ * inputs and these two fit in the caller-saved registers: the caller
+ * needs no frame and moves no argument.
+ */
+static inline __attribute__((always_inline)) int
+lbi_rseq_arch_push_pair(int cpu, ptrdiff_t off, struct lbi_rseq_hdr *h,
+			void *a, void *b, uint64_t inc, const uint64_t *lim,
+			const uint32_t *gate)
 {
 	__asm__ goto(
-		LBI_RSEQ_ASM_BEGIN
-		"cmpl $0, (%[gate])\n\t"
+		LBI_RSEQ_ASM_BEGIN_REG("%%r10")
+		"cmpl $0, %[gate]\n\t"
 		"jnz %l[stopped]\n\t"
 		/* (e) room check, then both items above the committed top */
-		"movq 8(%[h]), %%rcx\n\t"
-		"leaq (%%rcx, %[inc]), %%rdx\n\t"
-		"cmpl %k[lim], %%edx\n\t"
+		"movq 8(%[h]), %%r10\n\t"
+		"leaq (%%r10, %[inc]), %%r11\n\t"
+		"cmpl %[lim], %%r11d\n\t"
 		"ja %l[full]\n\t"
-		"cmpq %[lim], %%rdx\n\t"
+		"cmpq %[lim], %%r11\n\t"
 		"ja %l[full]\n\t"
-		"movl %%ecx, %%eax\n\t"
-		"movq %[item], (%[items], %%rax, 8)\n\t"
-		"movq %[item2], (%[items2], %%rax, 8)\n\t"
+		"movl %%r10d, %%r10d\n\t"	/* the old count, zero-extended */
+		"movq %[a], %c[aoff](%[h], %%r10, 8)\n\t"
+		"movq %[b], %c[boff](%[h], %%r10, 8)\n\t"
 		/* (f) commit count and weight together */
-		"movq %%rdx, 8(%[h])\n\t"
+		"movq %%r11, 8(%[h])\n\t"
 		LBI_RSEQ_ASM_END
 		: /* no outputs */
-		: [cpu] "r" (cpu), [off] "r" (__rseq_offset), [h] "r" (h),
-		  [items] "r" (items), [item] "r" (item), [item2] "r" (item2),
-		  [inc] "r" (inc), [lim] "r" (lim), [gate] "r" (gate),
-		  [items2] "r" (items2)
-		: "memory", "cc", "rax", "rcx", "rdx"
+		: [cpu] "r" (cpu), [off] "r" (off), [h] "r" (h), [a] "r" (a),
+		  [b] "r" (b), [inc] "r" (inc), [lim] "m" (*lim),
+		  [gate] "m" (*gate), [aoff] "i" (LBI_RSEQ_PAIR_A),
+		  [boff] "i" (LBI_RSEQ_PAIR_B)
+		: "memory", "cc", "r10", "r11"
 		: abort, stopped, full);
 	lbi_rseq_after_goto();
 	return LBI_RSEQ_OK;

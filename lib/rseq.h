@@ -146,6 +146,16 @@ static inline uint64_t lbi_rseq_word(uint32_t count, uint32_t weight)
 	return (uint64_t)weight << 32 | count;
 }
 
+/*
+ * Pair slot of lbi_rseq_arch_push_pair(): two parallel arrays of
+ * %LBI_RSEQ_PAIR_MAX pointers, the first right after the &struct
+ * lbi_rseq_hdr, the second right after the first. Offsets from the header;
+ * the caller asserts its layout against them.
+ */
+#define LBI_RSEQ_PAIR_MAX 31
+#define LBI_RSEQ_PAIR_A sizeof(struct lbi_rseq_hdr)
+#define LBI_RSEQ_PAIR_B (LBI_RSEQ_PAIR_A + LBI_RSEQ_PAIR_MAX * sizeof(void *))
+
 #if LB_HAVE_RSEQ && defined(__x86_64__) && !defined(LB_TSAN)
 #define LBI_RSEQ_ARCH 1
 #include "rseq-x86_64.h"

@@ -12,9 +12,9 @@
  * the walk used by stats, and the destroy rule (lbi_slots_lock_idle():
  * -EBUSY while a slot is in use).
  *
- * Instances stay on the lock path for now (lbi_slots.rseq is false): the
- * owner takes the slot lock and R2/R4 are skipped. The rseq header sits in
- * every slot already so that the owner sections only have to be added.
+ * Where a cache's instance is on the lock path (lbi_slots.rseq false), the
+ * owner takes the slot lock and R2/R4 are skipped; on the rseq path its
+ * owner operations are sections on the slot's &struct lbi_rseq_hdr.
  */
 #ifndef LOCKBATCH_SLOTS_H
 #define LOCKBATCH_SLOTS_H
@@ -48,7 +48,7 @@ struct lbi_slot_hdr {
  * @stride: Bytes per slot, a multiple of CK_MD_CACHELINE.
  * @nr: Number of slots, 1..%LBI_SLOTS_MAX.
  * @rseq: Whether owner operations run as rseq sections (remote access
- *        then runs R2 and R4); false for now.
+ *        then runs R2 and R4); fixed at creation.
  * @cpu_fn, @cpu_arg: Injected CPU source, or NULL for the real CPU.
  * @fork: Registered fork hook: prepare takes every slot lock.
  */
@@ -86,13 +86,13 @@ static inline struct lbi_slot_hdr *lbi_slot_hdr(const struct lbi_slots *s,
 }
 
 /*
- * The calling thread's slot index: the injected source when there is one,
- * else the current CPU, folded into [0, nr). An unknown CPU (negative id)
- * selects slot 0: any slot is correct because slots are locked. @s->nr is
- * read after the CPU id, so a caller keeps only @s across the call.
+ * The calling thread's slot index: the injected source when there is one, else
+ * the current CPU, folded into [0, nr_slots). An unknown CPU (negative id)
+ * selects slot 0: any slot is correct because slots are locked.
  */
 static inline unsigned int lbi_slots_this(const struct lbi_slots *s)
 {
+	unsigned int nr;
 	int cpu;
 
 	if (s->cpu_fn)
@@ -106,10 +106,12 @@ static inline unsigned int lbi_slots_this(const struct lbi_slots *s)
 		cpu = lb_cpu_current();
 #endif
 	}
+	/* Read after the call: a caller keeps nothing across it for this. */
+	nr = s->nr;
 	if (lbi_unlikely(cpu < 0))
 		return 0;
-	return (unsigned int)cpu < s->nr ? (unsigned int)cpu :
-					   (unsigned int)cpu % s->nr;
+	return (unsigned int)cpu < nr ? (unsigned int)cpu :
+					(unsigned int)cpu % nr;
 }
 
 /* The slot lock, on the owner's lock path (R1/R5 without R2/R4). */
@@ -128,20 +130,23 @@ static inline void lbi_slot_unlock(struct lbi_slot_hdr *h)
 	lbi_spin_unlock(&h->lock);
 }
 
-/* As lbi_slot_lock()/lbi_slot_unlock() once lbi_tsan_client() said no. */
-static inline void lbi_slot_lock_plain(struct lbi_slot_hdr *h)
+/*
+ * The owner's lock path of an instance that chose at creation that no
+ * TSan runtime is present (lbi_tsan_active() false): no annotation test.
+ */
+static inline void lbi_slot_lock_bare(struct lbi_slot_hdr *h)
 {
-	lbi_spin_lock_plain(&h->lock);
+	lbi_spin_lock_bare(&h->lock);
 }
 
-static inline int lbi_slot_trylock_plain(struct lbi_slot_hdr *h)
+static inline int lbi_slot_trylock_bare(struct lbi_slot_hdr *h)
 {
-	return ck_spinlock_fas_trylock(&h->lock);
+	return lbi_spin_trylock_bare(&h->lock);
 }
 
-static inline void lbi_slot_unlock_plain(struct lbi_slot_hdr *h)
+static inline void lbi_slot_unlock_bare(struct lbi_slot_hdr *h)
 {
-	lbi_spin_unlock_plain(&h->lock);
+	lbi_spin_unlock_bare(&h->lock);
 }
 
 /*

@@ -61,7 +61,16 @@ extern "C" {
  *   takes the slot lock and stops the slot; it fences the slot's CPU
  *   (membarrier, about 10 us when a thread of ours runs there) once per
  *   slot it writes, and disable fences every slot.
- * * lock path everywhere else: every add takes the slot lock.
+ * * lock path everywhere else: every add takes the slot lock. A process
+ *   with a ThreadSanitizer runtime (a client built with
+ *   ``-fsanitize=thread``) is on the lock path too, with the slot lock
+ *   annotated for TSan: it cannot see the ordering a section and a fence
+ *   make.
+ *
+ * The path and every per-instance constant the add tests (caps, mode,
+ * whether @get is set, whether TSan is present) are fixed by
+ * lb_cpubatch_create(), so an add tests one field of the instance to
+ * choose its code.
  *
  * Traps of the rseq path: a thread with no rseq registration (raw clone(),
  * rseq off: ``GLIBC_TUNABLES=glibc.pthread.rseq=0``) or a CPU id at or
@@ -286,7 +295,8 @@ struct lb_node {
  * @after: Secondary work on the committed run, after @unlock, with no lock
  *         of this library held. Optional.
  * @get: Take the batch's reference on an object entering a batch; called
- *       under the slot lock, must not block. Optional.
+ *       under the slot lock on the lock path, with no lock before the
+ *       section on the rseq path; must not block. Optional.
  * @put: Drop the batch's reference after commit and @after. Optional.
  * @refcount: The object's current reference count (for settle). Optional.
  */

@@ -11,7 +11,8 @@
  * and @put balanced, nodes left "not cached" after destroy, nothing cached
  * while batching is disabled, the callback order of tests/common/backend.h
  * (in the parent and in fork() children), and which path the instance
- * used. Run by `make check` as it is (rseq path where the machine has it)
+ * used; then conservation again for an instance without @get (whose
+ * section runs inline in lb_cpubatch_add(), not behind the @get call). Run by `make check` as it is (rseq path where the machine has it)
  * and with LB_RSEQ=0 (tests/cpubatch_paths.sh).
  *
  * Built again as a negative control with the library's cpubatch sources
@@ -236,11 +237,20 @@ static void tally(struct tally *t)
 		}
 }
 
+static int fork_safe_done;
+
+/* Without @get the add's section is inline in lb_cpubatch_add(). */
+static const struct lb_backend_ops ops_noget = {
+	.lock = backend_lock, .unlock = backend_unlock,
+	.commit = backend_commit, .after = backend_after,
+};
+
 /* One slot per CPU and no CPU-id injection: the real CPU's slot. */
-static int setup(struct lb_cpubatch_stats *st)
+static int setup(struct lb_cpubatch_stats *st,
+		 const struct lb_backend_ops *ops)
 {
 	struct lb_cpubatch_conf conf = backend_conf(0, LB_CPUBATCH_WEIGHTED, 8,
-						    16, &backend_ops);
+						    16, ops);
 	struct sigaction sa;
 	unsigned int i, j;
 
@@ -253,7 +263,8 @@ static int setup(struct lb_cpubatch_stats *st)
 	sa.sa_handler = on_signal;
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGUSR1, &sa, NULL);
-	if (backend_fork_safe() || backend_init() ||
+	/* The fork handlers are registered once: twice would lock twice. */
+	if ((!fork_safe_done++ && backend_fork_safe()) || backend_init() ||
 	    lb_cpubatch_create(&backend_fixture.pc, &conf))
 		return -1;
 	pc = backend_fixture.pc;
@@ -292,7 +303,7 @@ static int negative_control(void)
 	int rounds = 0;
 
 	lb_tap_plan(1);
-	if (setup(&st) || st.path != LB_CPU_PATH_RSEQ || nr_cpus < 2) {
+	if (setup(&st, &backend_ops) || st.path != LB_CPU_PATH_RSEQ || nr_cpus < 2) {
 		lb_tap_ok(1, "# SKIP needs the rseq path and 2 CPUs (%s)",
 			  lb_cpu_path_name());
 		return 0;
@@ -318,6 +329,7 @@ int main(void)
 	struct lb_cpubatch_stats st;
 	struct tally t;
 	double secs = (double)lb_stress_iters(2, 20);
+	int rc;
 
 	nr_cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	if (nr_cpus < 1)
@@ -326,9 +338,9 @@ int main(void)
 #ifdef LBI_RSEQ_BROKEN_NO_STOP_CHECK
 	return negative_control();
 #endif
-	lb_tap_plan(10);
+	lb_tap_plan(12);
 	lb_tap_diag(LB_SEED_FMT, LB_SEED_ARGS(seed));
-	if (!lb_tap_ok(setup(&st) == 0, "create"))
+	if (!lb_tap_ok(setup(&st, &backend_ops) == 0, "create"))
 		return lb_tap_done();
 	lb_tap_diag("instance path: %s (process: %s)",
 		    st.path == LB_CPU_PATH_RSEQ ? "rseq" : "lock",
@@ -357,5 +369,21 @@ int main(void)
 		  "fork() children add and drain (%" PRIu64 " forks, %" PRIu64
 		  " failed)", forks, forks_bad);
 	report_order(1);
+
+	errors = 0;
+	if (!lb_tap_ok(setup(&st, &ops_noget) == 0 &&
+			       st.path == lb_cpu_path(),
+		       "without @get: create, the process's path"))
+		return lb_tap_done();
+	run(secs / 2);
+	rc = lb_cpubatch_destroy(pc);
+	backend_fixture.pc = NULL;
+	tally(&t);
+	lb_tap_ok(rc == 0 && !errors && !t.off && t.adds == t.commits &&
+			  !t.cached,
+		  "without @get: destroy, every accepted add committed "
+		  "exactly once (%" PRIu64 " adds, %" PRIu64 " commits, %"
+		  PRIu64 " objects off, %" PRIu64 " errors)",
+		  t.adds, t.commits, t.off, errors);
 	return lb_tap_done();
 }

@@ -3,8 +3,9 @@
  * lb_cpubatch add/flush core: creation, the three modes, flush causes,
  * per-slot statistics, runs split by back-end, after() outside the lock,
  * get/put balance, re-entrant adds from commit, local drain and destroy.
- * Slots are chosen through the injected CPU-id function. "Nothing lost"
- * is checked by counting what the recording back-end received.
+ * Slots are chosen through the injected CPU-id function, except in the
+ * real_cpu_* tests (the process's owner path). "Nothing lost" is checked
+ * by counting what the recording back-end received.
  */
 #include "config.h"
 
@@ -961,4 +962,62 @@ Test(cpubatch, real_cpu_node_tracking_and_remote_drain)
 	for (cpu = 0; cpu < n; cpu++)
 		if (cpu % 6 != 5)
 			cr_assert(eq(u32, O[cpu].commits, 1), "object %d", cpu);
+}
+
+/*
+ * Real CPU without @get, whichever path the process has (on the rseq path
+ * that add's section runs inline in lb_cpubatch_add(), whose weight limit
+ * test is also the weight's validation): bad input is refused with nothing
+ * changed, adds within the caps wait, a cached node is refused, the add
+ * that reaches the count cap flushes, a weight at the weight cap bypasses,
+ * and every object arrives once.
+ */
+Test(cpubatch, real_cpu_without_get)
+{
+	struct lb_cpubatch_conf c = conf_of(LB_CPUBATCH_WEIGHTED, 0, 4, 8);
+	struct lb_cpubatch *pc;
+	struct lb_cpubatch_stats t;
+	cpu_set_t orig, one;
+	int cpu = lb_cpu_current();
+
+	ops.get = NULL;
+	ops.put = NULL;
+	c.cpu_fn = NULL;
+	cr_assert(eq(int, sched_getaffinity(0, sizeof(orig), &orig), 0));
+	cr_assert(ge(int, cpu, 0));
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);	/* one slot: the flush below is the count's */
+	cr_assert(eq(int, sched_setaffinity(0, sizeof(one), &one), 0));
+	cr_assert(eq(int, lb_cpubatch_create(&pc, &c), 0));
+	cr_assert(eq(int, total_st(pc).path, lb_cpu_path()));
+	cr_assert(eq(int, lb_cpubatch_add(pc, &O[0], &O[0].node, 0), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_add(pc, &O[0], &O[0].node,
+				      LB_WBATCH_WEIGHT_MAX + 1), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_add(pc, &O[0], &O[0].node, UINT32_MAX),
+		     -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_add(pc, NULL, &O[0].node, 1), -EINVAL));
+	cr_assert(eq(int, lb_cpubatch_add(pc, &O[0], NULL, 1), -EINVAL));
+	cr_assert(eq(u32, O[0].node.slot, 0));
+	cr_assert(eq(u32, O[0].node.owner, 0));
+	cr_assert(eq(u64, total_st(pc).total.nr_cached, 0));
+
+	cr_assert(eq(int, add(pc, 0, 1), 0));
+	cr_assert(eq(int, add(pc, 0, 1), -EEXIST));
+	cr_assert(eq(int, add(pc, 1, 2), 0));
+	cr_assert(eq(int, add(pc, 2, 3), 0));
+	cr_assert(eq(u32, O[2].node.slot, (uint32_t)cpu + 1));
+	cr_assert(eq(u32, O[2].node.home, (uint32_t)cpu + 1));
+	t = total_st(pc);
+	cr_assert(eq(u64, t.total.nr_cached, 3));
+	cr_assert(eq(u64, t.total.weight_cached, 6));
+	cr_assert(eq(int, add(pc, 3, 2), 1), "4th entry: the count cap");
+	cr_assert(eq(int, add(pc, 4, 8), 1), "weight at the cap: bypass");
+	t = total_st(pc);
+	cr_assert(eq(u64, t.total.flushes[LB_FLUSH_FULL], 1));
+	cr_assert(eq(u64, t.total.flushes[LB_FLUSH_BYPASS], 1));
+	cr_assert(eq(u64, t.total.adds, 5));
+	cr_assert(eq(u64, t.total.weight_added, 16));
+	sched_setaffinity(0, sizeof(orig), &orig);
+	destroy_and_check(pc, 5);
+	cr_assert(eq(u64, backend_fixture.gets, 0));
 }
