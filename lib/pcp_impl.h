@@ -164,7 +164,7 @@ lbi_pcp_mag_pop(const struct lb_pcp *p, void **out, int *cpup)
 	int rc;
 
 	do {
-		uint32_t cpu = lbi_rseq_arch_cpu_id(p->rseq_off);
+		uint32_t cpu = (uint32_t)lbi_rseq_arch_cpu_id(p->rseq_off);
 
 		*cpup = -1;
 		if (lbi_unlikely(cpu >= p->mag_nr))
@@ -191,7 +191,7 @@ lbi_pcp_mag_push(const struct lb_pcp *p, void *obj, int *cpup)
 	int rc;
 
 	do {
-		uint32_t cpu = lbi_rseq_arch_cpu_id(p->rseq_off);
+		uint32_t cpu = (uint32_t)lbi_rseq_arch_cpu_id(p->rseq_off);
 
 		*cpup = -1;
 		if (lbi_unlikely(cpu >= p->mag_nr))

@@ -124,7 +124,7 @@ full:
 }
 
 /*
- * lb_cpubatch's add: the CPU id of the calling thread (cpu_id, as
+ * The CPU id of the calling thread (cpu_id, as
  * lbi_rseq_cpu_id()) in one load, from @off = __rseq_offset kept by the
  * caller. Volatile: the kernel rewrites it on migration.
  */
@@ -285,17 +285,6 @@ empty:
  * it as a constant, so between the CPU id load and the commit there is no
  * address arithmetic left.
  */
-
-/* This thread's cpu_id (offset 4 of the rseq area at %fs:@off). */
-static inline __attribute__((always_inline)) uint32_t
-lbi_rseq_arch_cpu_id(long off)
-{
-	uint32_t cpu;
-
-	__asm__ __volatile__("movl %%fs:4(%[off]), %[cpu]"
-			     : [cpu] "=r" (cpu) : [off] "r" (off));
-	return cpu;
-}
 
 /*
  * Pop to *out: word = h->word; empty when its count is 0; new = word +
