@@ -18,8 +18,9 @@
  * Built again as a negative control with the library's cpubatch sources
  * compiled with LBI_RSEQ_BROKEN_NO_STOP_CHECK: sections no longer check
  * the stop flag, a remote swap-out races with them, and the program
- * passes only when conservation is seen broken within its time bound (the
- * back-end's order checks are then reported, not judged).
+ * passes only when conservation is seen broken within its time bound, on
+ * an instance with @get and again on one without (the inline section); the
+ * back-end's order checks are then reported, not judged.
  * Plain pthreads and TAP.
  */
 #define _GNU_SOURCE
@@ -294,19 +295,21 @@ static double now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* Rounds until the damage shows, at most a bounded time. */
-static int negative_control(void)
+/*
+ * Rounds on a fresh instance with @ops until the damage shows, at most a
+ * bounded time each. Return: 1 caught, 0 not caught, -1 no rseq path.
+ */
+static int catch_damage(const struct lb_backend_ops *ops, const char *what)
 {
 	struct lb_cpubatch_stats st;
 	struct tally t;
 	double t0 = now_s(), limit = (double)lb_stress_iters(30, 60);
 	int rounds = 0;
 
-	lb_tap_plan(1);
-	if (setup(&st, &backend_ops) || st.path != LB_CPU_PATH_RSEQ || nr_cpus < 2) {
-		lb_tap_ok(1, "# SKIP needs the rseq path and 2 CPUs (%s)",
-			  lb_cpu_path_name());
-		return 0;
+	errors = 0;
+	if (setup(&st, ops) || st.path != LB_CPU_PATH_RSEQ || nr_cpus < 2) {
+		report_order(0);
+		return -1;
 	}
 	do {
 		run(0.5);
@@ -315,11 +318,30 @@ static int negative_control(void)
 		tally(&t);
 	} while (!t.off && now_s() - t0 < limit);
 	lb_tap_ok(t.off > 0,
-		  "without the stop check the test catches it: %" PRIu64
+		  "%s: without the stop check the test catches it: %" PRIu64
 		  " objects off (%" PRIu64 " adds, %" PRIu64
-		  " commits) after %d rounds (%.1f s)",
+		  " commits) after %d rounds (%.1f s)", what,
 		  t.off, t.adds, t.commits, rounds, now_s() - t0);
 	report_order(0);
+	return t.off > 0;
+}
+
+/*
+ * Both owner sections lose the stop check: the one behind the @get call
+ * (add_rseq_slow()) and the one inline in lb_cpubatch_add() (no @get);
+ * each must be caught on its own.
+ */
+static int negative_control(void)
+{
+	lb_tap_plan(2);
+	if (catch_damage(&backend_ops, "with @get") < 0) {
+		lb_tap_ok(1, "# SKIP needs the rseq path and 2 CPUs (%s)",
+			  lb_cpu_path_name());
+		lb_tap_ok(1, "# SKIP needs the rseq path and 2 CPUs");
+		return 0;
+	}
+	if (catch_damage(&ops_noget, "without @get, inline section") < 0)
+		lb_tap_ok(0, "without @get: the instance left the rseq path");
 	return lb_tap_done();
 }
 #endif
