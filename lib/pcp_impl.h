@@ -33,8 +33,8 @@
  * and to the weight; a pop takes 1 from the (nonzero) count and adds 1 to
  * the weight, i.e. adds 2^32 - 1 to the word.
  */
-#define LBI_PCP_MAG_PUSH_ADD lbi_rseq_word(1, 1)
-#define LBI_PCP_MAG_PUSH_LIM lbi_rseq_word(UINT32_MAX, LBI_PCP_MAG_OPS_MAX)
+#define LBI_PCP_MAG_PUSH_ADD LBI_RSEQ_WORD(1, 1)
+#define LBI_PCP_MAG_PUSH_LIM LBI_RSEQ_WORD(UINT32_MAX, LBI_PCP_MAG_OPS_MAX)
 #define LBI_PCP_MAG_POP_ADD 0xffffffffull
 
 /* Peer slots an ADAPTIVE refill tries before the back-end. */

@@ -284,7 +284,32 @@ empty:
  * create, the slot header's address and the magazine's displacement from
  * it as a constant, so between the CPU id load and the commit there is no
  * address arithmetic left.
+ *
+ * Macros (GNU statement expressions), not functions: the displacement, the
+ * increment and the limit are "i" operands, which must be constants at
+ * the asm itself. A parameter of an always_inline function is one only
+ * once the optimiser has propagated it, so as functions these sections
+ * did not build at -O0 (tests/build_O0.sh). Each evaluates to an &enum
+ * lbi_rseq_rc; the arguments are evaluated once.
  */
+
+/* The C labels every pcp section jumps to, and its value. */
+#define LBI_RSEQ_PCP_TAIL(other, other_rc, rc)				\
+	lbi_rseq_after_goto();						\
+	rc = LBI_RSEQ_OK;						\
+	goto lbi_rseq_done;						\
+abort:								\
+	lbi_rseq_after_goto();						\
+	rc = LBI_RSEQ_RESTART;						\
+	goto lbi_rseq_done;						\
+stopped:							\
+	lbi_rseq_after_goto();						\
+	rc = LBI_RSEQ_LOCK;						\
+	goto lbi_rseq_done;						\
+other:									\
+	lbi_rseq_after_goto();						\
+	rc = other_rc;							\
+lbi_rseq_done:
 
 /*
  * Pop to *out: word = h->word; empty when its count is 0; new = word +
@@ -292,39 +317,37 @@ empty:
  * count]; commit h->word = new; then, past the post-commit label, *out =
  * item: an aborted section never writes *out.
  */
-static inline __attribute__((always_inline)) int
-lbi_rseq_arch_pcp_pop(uint32_t cpu, long off, struct lbi_rseq_hdr *h,
-		      long items, void **out, uint64_t add)
-{
-	__asm__ goto(
-		LBI_RSEQ_ASM_BEGIN
-		"movq 8(%[h]), %%rcx\n\t"
-		"testl %%ecx, %%ecx\n\t"
-		"jz %l[empty]\n\t"
-		"leaq (%%rcx, %[add]), %%rdx\n\t"
-		"movl %%edx, %%eax\n\t"
-		"movq %c[items](%[h], %%rax, 8), %%rax\n\t"
-		/* (f) commit: the item is the caller's from here on */
-		"movq %%rdx, 8(%[h])\n\t"
-		LBI_RSEQ_ASM_END
-		"movq %%rax, (%[out])\n\t"
-		:
-		: [cpu] "r" (cpu), [off] "r" (off), [h] "r" (h),
-		  [items] "i" (items), [out] "r" (out), [add] "r" (add)
-		: "memory", "cc", "rax", "rcx", "rdx"
-		: abort, stopped, empty);
-	lbi_rseq_after_goto();
-	return LBI_RSEQ_OK;
-abort:
-	lbi_rseq_after_goto();
-	return LBI_RSEQ_RESTART;
-stopped:
-	lbi_rseq_after_goto();
-	return LBI_RSEQ_LOCK;
-empty:
-	lbi_rseq_after_goto();
-	return LBI_RSEQ_EMPTY;
-}
+#define lbi_rseq_arch_pcp_pop(cpu_, off_, h_, items_, out_, add_)	\
+__extension__ ({							\
+	__label__ abort, stopped, empty, lbi_rseq_done;			\
+	uint32_t lbi_cpu = (cpu_);					\
+	long lbi_off = (off_);						\
+	struct lbi_rseq_hdr *lbi_h = (h_);				\
+	void **lbi_out = (out_);					\
+	uint64_t lbi_add = (add_);					\
+	int lbi_rc;							\
+									\
+	__asm__ goto(							\
+		LBI_RSEQ_ASM_BEGIN					\
+		"movq 8(%[h]), %%rcx\n\t"				\
+		"testl %%ecx, %%ecx\n\t"				\
+		"jz %l[empty]\n\t"				\
+		"leaq (%%rcx, %[add]), %%rdx\n\t"			\
+		"movl %%edx, %%eax\n\t"					\
+		"movq %c[items](%[h], %%rax, 8), %%rax\n\t"		\
+		/* (f) commit: the item is the caller's from here on */	\
+		"movq %%rdx, 8(%[h])\n\t"				\
+		LBI_RSEQ_ASM_END					\
+		"movq %%rax, (%[out])\n\t"				\
+		:							\
+		: [cpu] "r" (lbi_cpu), [off] "r" (lbi_off),		\
+		  [h] "r" (lbi_h), [items] "i" (items_),		\
+		  [out] "r" (lbi_out), [add] "r" (lbi_add)		\
+		: "memory", "cc", "rax", "rcx", "rdx"			\
+		: abort, stopped, empty);	\
+	LBI_RSEQ_PCP_TAIL(empty, LBI_RSEQ_EMPTY, lbi_rc)	\
+	lbi_rc;								\
+})
 
 /*
  * Push under the slot's cap: word = h->word; new = word + inc (count + 1,
@@ -334,42 +357,39 @@ empty:
  * half); items[count] = item, above the committed top; commit h->word =
  * new. @inc and @lim are constants (immediates of the section).
  */
-static inline __attribute__((always_inline)) int
-lbi_rseq_arch_pcp_push(uint32_t cpu, long off, struct lbi_rseq_hdr *h,
-		       long items, void *item, uint64_t inc, uint64_t lim)
-{
-	__asm__ goto(
-		LBI_RSEQ_ASM_BEGIN
-		"movq 8(%[h]), %%rcx\n\t"
-		"movabsq %[inc], %%rax\n\t"
-		"leaq (%%rcx, %%rax), %%rdx\n\t"
-		"cmpl 4(%[h]), %%edx\n\t"
-		"ja %l[full]\n\t"
-		"movabsq %[lim], %%rax\n\t"
-		"cmpq %%rax, %%rdx\n\t"
-		"ja %l[full]\n\t"
-		"movl %%ecx, %%eax\n\t"
-		"movq %[item], %c[items](%[h], %%rax, 8)\n\t"
-		/* (f) commit count and weight together */
-		"movq %%rdx, 8(%[h])\n\t"
-		LBI_RSEQ_ASM_END
-		:
-		: [cpu] "r" (cpu), [off] "r" (off), [h] "r" (h),
-		  [items] "i" (items), [item] "r" (item), [inc] "i" (inc),
-		  [lim] "i" (lim)
-		: "memory", "cc", "rax", "rcx", "rdx"
-		: abort, stopped, full);
-	lbi_rseq_after_goto();
-	return LBI_RSEQ_OK;
-abort:
-	lbi_rseq_after_goto();
-	return LBI_RSEQ_RESTART;
-stopped:
-	lbi_rseq_after_goto();
-	return LBI_RSEQ_LOCK;
-full:
-	lbi_rseq_after_goto();
-	return LBI_RSEQ_FULL;
-}
+#define lbi_rseq_arch_pcp_push(cpu_, off_, h_, items_, item_, inc_, lim_) \
+__extension__ ({							\
+	__label__ abort, stopped, full, lbi_rseq_done;			\
+	uint32_t lbi_cpu = (cpu_);					\
+	long lbi_off = (off_);						\
+	struct lbi_rseq_hdr *lbi_h = (h_);				\
+	void *lbi_item = (item_);					\
+	int lbi_rc;							\
+									\
+	__asm__ goto(							\
+		LBI_RSEQ_ASM_BEGIN					\
+		"movq 8(%[h]), %%rcx\n\t"				\
+		"movabsq %[inc], %%rax\n\t"				\
+		"leaq (%%rcx, %%rax), %%rdx\n\t"			\
+		"cmpl 4(%[h]), %%edx\n\t"				\
+		"ja %l[full]\n\t"				\
+		"movabsq %[lim], %%rax\n\t"				\
+		"cmpq %%rax, %%rdx\n\t"					\
+		"ja %l[full]\n\t"				\
+		"movl %%ecx, %%eax\n\t"					\
+		"movq %[item], %c[items](%[h], %%rax, 8)\n\t"		\
+		/* (f) commit count and weight together */		\
+		"movq %%rdx, 8(%[h])\n\t"				\
+		LBI_RSEQ_ASM_END					\
+		:							\
+		: [cpu] "r" (lbi_cpu), [off] "r" (lbi_off),		\
+		  [h] "r" (lbi_h), [items] "i" (items_),		\
+		  [item] "r" (lbi_item), [inc] "i" (inc_),		\
+		  [lim] "i" (lim_)					\
+		: "memory", "cc", "rax", "rcx", "rdx"			\
+		: abort, stopped, full);	\
+	LBI_RSEQ_PCP_TAIL(full, LBI_RSEQ_FULL, lbi_rc)		\
+	lbi_rc;								\
+})
 
 #endif /* LOCKBATCH_RSEQ_X86_64_H */

@@ -146,6 +146,10 @@ static inline uint64_t lbi_rseq_word(uint32_t count, uint32_t weight)
 	return (uint64_t)weight << 32 | count;
 }
 
+/* lbi_rseq_word() as a constant expression, for the sections' immediates. */
+#define LBI_RSEQ_WORD(count, weight)					\
+	((uint64_t)(uint32_t)(weight) << 32 | (uint32_t)(count))
+
 /*
  * Pair slot of lbi_rseq_arch_push_pair(): two parallel arrays of
  * %LBI_RSEQ_PAIR_MAX pointers, the first right after the &struct
