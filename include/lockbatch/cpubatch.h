@@ -83,8 +83,11 @@ extern "C" {
  * them. A back-end lock is the caller's: register its pthread_atfork()
  * handlers before creating the first instance, so that ours run first.
  * Do not
- * single-step or break inside lb_cpubatch_add() in a debugger: the section
- * restarts at every step (step over the call, or run with ``LB_RSEQ=0``).
+ * single-step or break inside lb_cpubatch_add() in a debugger: its section
+ * (inline in the entry) restarts at every step, and a breakpoint inside it
+ * that the debugger steps over out of line (gdb's displaced stepping, its
+ * default) runs the rest unprotected, so a migration there can corrupt a
+ * batch. Step over the call, or run with ``LB_RSEQ=0``.
  *
  * Signal handlers: no call of this header is async-signal-safe. An add may
  * take a slot lock or a back-end lock, and a handler that interrupts their

@@ -185,6 +185,13 @@ extern "C" {
  * thread on the same cache: block the signal around such calls, or use
  * the cache from handlers only when the interrupted code does not.
  * fork(): see DOC: Per-CPU object cache.
+ *
+ * Debuggers: the sections are inline in lb_pcp_alloc() and lb_pcp_free().
+ * Single-stepping through one restarts it at every step, so it never
+ * completes; a breakpoint inside one that the debugger steps over out of
+ * line (gdb's displaced stepping, its default) runs the rest of the
+ * section unprotected, and a migration there can corrupt the magazine.
+ * Step over these calls, or debug with ``LB_RSEQ=0``.
  */
 
 /** define LB_PCP_F_DEBUG - &lb_pcp_conf.flags: track cached objects
