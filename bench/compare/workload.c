@@ -89,7 +89,7 @@ struct thr {
 	double end;
 	uint64_t cpu_ns;	/* thread CPU time of the timed part */
 	uint64_t csw;		/* its context switches */
-	uint32_t posted;	/* prodcons: bumped on every batch sent here */
+	uint32_t posted;	/* prodcons: pokes, see poke() */
 	int sleeping;
 	/* prodcons */
 	struct ck_ring inbox;
@@ -221,6 +221,20 @@ static void burst(struct thr *t, void **v)
 	}
 }
 
+/*
+ * Tells @to something changed for it: a batch arrived in its inbox, or
+ * room appeared in the inbox it sends to. Dekker with pc_wait(): publish,
+ * then look for a sleeper.
+ */
+static void poke(struct thr *to)
+{
+	ck_pr_inc_32(&to->posted);
+	ck_pr_fence_memory();
+	if (ck_pr_load_int(&to->sleeping))
+		syscall(SYS_futex, &to->posted, FUTEX_WAKE_PRIVATE, 1, NULL,
+			NULL, 0);
+}
+
 static bool ring_put(struct thr *to, struct pc_batch *b)
 {
 	bool ok;
@@ -228,21 +242,16 @@ static bool ring_put(struct thr *to, struct pc_batch *b)
 	ring_lock(to);
 	ok = ck_ring_enqueue_spsc(&to->inbox, to->inbox_buf, b);
 	ring_unlock(to);
-	if (ok) {
-		/* Dekker with pc_wait(): publish, then look for a sleeper. */
-		ck_pr_inc_32(&to->posted);
-		ck_pr_fence_memory();
-		if (ck_pr_load_int(&to->sleeping))
-			syscall(SYS_futex, &to->posted, FUTEX_WAKE_PRIVATE, 1,
-				NULL, NULL, 0);
-	}
+	if (ok)
+		poke(to);
 	return ok;
 }
 
 /*
- * Waits for a batch to be sent to @t: yields (to the threads sharing its
- * CPU) up to PC_SPIN times, then sleeps until woken or 1 ms passes (the
- * thread it waits for may itself be waiting for room). Waiting by
+ * Waits for a batch to be sent to @t or for room in the inbox it sends to
+ * (@seen is its poke count before it last looked): yields (to the threads
+ * sharing its CPU) up to PC_SPIN times, then sleeps until poked or 1 ms
+ * passes. Waiting by
  * sched_yield() alone spins whenever nothing else shares the CPU: the
  * CPU time per allocation would then count the handoff's waits, which
  * grow when another process takes the partner's CPU.
@@ -253,13 +262,14 @@ static void pc_wait(struct thr *t, uint32_t seen)
 	unsigned int i;
 
 	for (i = 0; i < PC_SPIN; i++) {
-		if (ck_ring_size(&t->inbox) || ck_pr_load_int(&t->w->stop))
+		if (ck_pr_load_32(&t->posted) != seen ||
+		    ck_pr_load_int(&t->w->stop))
 			return;
 		sched_yield();
 	}
 	ck_pr_store_int(&t->sleeping, 1);
-	ck_pr_fence_store_load();
-	if (!ck_ring_size(&t->inbox) && !ck_pr_load_int(&t->w->stop))
+	ck_pr_fence_memory();
+	if (!ck_pr_load_int(&t->w->stop))
 		syscall(SYS_futex, &t->posted, FUTEX_WAIT_PRIVATE, seen, &ms,
 			NULL, 0);
 	ck_pr_store_int(&t->sleeping, 0);
@@ -278,14 +288,17 @@ static bool ring_get(struct thr *t, struct pc_batch **b)
 /* Frees every batch waiting in @t's inbox; their descriptors become spare. */
 static void pc_consume(struct thr *t)
 {
+	unsigned int n = t->w->s->threads, i, got = 0;
 	struct pc_batch *b;
-	unsigned int i;
 
 	while (ring_get(t, &b)) {
 		for (i = 0; i < PC_BATCH; i++)
 			put(t, b->blk[i]);
 		t->spare[t->nspare++] = b;
+		got = 1;
 	}
+	if (got)
+		poke(&t->w->t[(t->id + n - 1) % n]);
 }
 
 /* Hands @b to the next thread; frees it here only if the run is ending. */
