@@ -13,7 +13,8 @@
  *           block it took out, which any thread may have allocated.
  *
  * Thread i runs on the (i mod n)-th allowed CPU, the same in every run,
- * and a prodcons thread waiting for a batch yields a little, then sleeps;
+ * and a prodcons thread waiting for a batch, or for room to send one,
+ * yields a little, then sleeps until poked;
  * each thread's CPU time over the timed part is measured next to the wall
  * time: the CPU time per allocation moves far less than the wall time
  * when another process takes a CPU from the run.
