@@ -143,9 +143,8 @@ static uint64_t thread_csw(void)
 /*
  * Pins the calling thread to the (id mod n)-th CPU it may run on, so
  * threads spread over the CPUs alike in every run: left to the scheduler,
- * two threads that hand blocks to each other often share one CPU for a
- * whole run (a wake-up places the woken thread by its waker) and the
- * same configuration runs at two speeds an order of magnitude apart.
+ * two threads that hand blocks to each other may share one CPU for a
+ * whole run and the same configuration runs at two speeds.
  */
 static void pin(unsigned int id)
 {
