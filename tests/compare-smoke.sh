@@ -16,7 +16,8 @@ fail() {
 
 json=$("$lc" --seconds 0.03 --reps 1 --threads 2 --sizes 4096 \
 	--backends pcp-adaptive,pcp-linux,mutex,glibc --json)
-for key in mops_median spread ratio peak_rss_kib peak_live_kib lock_trips \
+for key in mops_median spread ratio cpu_ns_median cpu_spread cpu_ratio csw \
+	   peak_rss_kib peak_live_kib lock_trips \
 	   errors oversubscribed; do
 	case $json in
 	*"\"$key\":"*) ;;
@@ -38,7 +39,7 @@ printf '%s\n' "$json" | grep '"backend":"mutex"' | grep -q '"lock_trips":0,' &&
 out=$("$lc" --seconds 0.02 --reps 1 --threads 1,4 --sizes 64 \
 	--workloads burst --backends pcp-adaptive,glibc)
 case $out in
-*"Throughput:"*"Memory at 4 threads"*"Back-end lock holds"*) ;;
+*"Throughput:"*"CPU time per allocation"*"Memory at 4 threads"*"Back-end lock holds"*) ;;
 *) fail "lb-compare tables incomplete: $out" ;;
 esac
 ncpu=$(getconf _NPROCESSORS_ONLN)

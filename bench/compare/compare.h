@@ -61,6 +61,8 @@ struct cmp_result {
 	uint64_t refills;	/* lb_pcp: back-end refills over the run */
 	uint64_t refill_units;	/* objects they brought */
 	uint64_t errors;	/* corrupted blocks, failed allocations */
+	uint64_t cpu_ns;	/* CPU time of the workload threads while timed */
+	uint64_t csw;		/* their context switches while timed */
 	char version[48];	/* the allocator that actually ran */
 };
 
@@ -87,6 +89,7 @@ uint64_t cmp_rss_kib(const char *field);
 /* report.c */
 struct cmp_cell {			/* one back-end in one configuration */
 	double mops[16];
+	double cpu_ns[16];		/* CPU ns per allocation, per run */
 	unsigned int n;
 	struct cmp_result last;		/* the run with the highest peak RSS */
 	uint64_t errors;		/* over all runs */
@@ -110,6 +113,7 @@ struct cmp_report {
 struct cmp_cell *cmp_cell(struct cmp_report *r, unsigned int w,
 			  unsigned int s, unsigned int t, unsigned int b);
 double cmp_median(const double *v, unsigned int n);
+double cmp_spread(const double *v, unsigned int n);
 void cmp_print_tables(FILE *f, struct cmp_report *r);
 void cmp_print_json(FILE *f, struct cmp_report *r);
 int cmp_plot(struct cmp_report *r, const char *png);

@@ -12,7 +12,8 @@
  * a peer whose library is not installed is skipped with a message. Runs
  * repeat --reps times; each repetition goes through every configuration
  * with the back-ends in a rotated order, so a noisy moment hits them all
- * alike. Tables give medians and the spread ((max - min) / median).
+ * alike. Tables give medians and the spread ((max - min) / median) of
+ * the wall throughput and of the CPU time per allocation.
  * COMPARE_SECONDS in the environment sets the default of --seconds.
  */
 #define _GNU_SOURCE
@@ -325,6 +326,7 @@ static void run_all(struct opts *o, struct cmp_report *r)
 			c->skipped = 1;
 			continue;
 		}
+		c->cpu_ns[c->n] = res.ops ? (double)res.cpu_ns / res.ops : 0;
 		c->mops[c->n++] = res.mops;
 		if (res.peak_rss_kib >= c->last.peak_rss_kib)
 			c->last = res;

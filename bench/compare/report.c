@@ -33,14 +33,16 @@ double cmp_median(const double *v, unsigned int n)
 	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
-static double spread(const struct cmp_cell *c)
+double cmp_spread(const double *v, unsigned int n)
 {
-	double lo = c->mops[0], hi = c->mops[0], m = cmp_median(c->mops, c->n);
+	double lo = v[0], hi = v[0], m = cmp_median(v, n);
 	unsigned int i;
 
-	for (i = 1; i < c->n; i++) {
-		lo = c->mops[i] < lo ? c->mops[i] : lo;
-		hi = c->mops[i] > hi ? c->mops[i] : hi;
+	if (!n)
+		return 0;
+	for (i = 1; i < n; i++) {
+		lo = v[i] < lo ? v[i] : lo;
+		hi = v[i] > hi ? v[i] : hi;
 	}
 	return m > 0 ? (hi - lo) / m : 0;
 }
@@ -89,18 +91,30 @@ static void col_heads(FILE *f, struct cmp_report *r, int lockbatch_only)
 	fputc('\n', f);
 }
 
-static void throughput_table(FILE *f, struct cmp_report *r)
+/* The per-run figures of one metric: throughput, or CPU time per op. */
+static const double *metric(const struct cmp_cell *c, int cpu)
+{
+	return cpu ? c->cpu_ns : c->mops;
+}
+
+static void metric_table(FILE *f, struct cmp_report *r, int cpu)
 {
 	unsigned int w, s, t, b, ref = ref_col(r), over = 0;
 
-	fprintf(f, "\nThroughput: %s column in M allocations/s (each freed), "
-		   "others as ratio to it; +-spread\n", bname(r, ref));
+	if (cpu)
+		fprintf(f, "\nCPU time per allocation (each freed), summed over "
+			   "the workload threads: %s column in ns", bname(r, ref));
+	else
+		fprintf(f, "\nThroughput: %s column in M allocations/s (each "
+			   "freed)", bname(r, ref));
+	fprintf(f, ", others as ratio to it%s; +-spread\n",
+		cpu ? " (below 1 = cheaper)" : "");
 	col_heads(f, r, 0);
 	for (w = 0; w < r->nw; w++)
 	for (s = 0; s < r->ns; s++)
 	for (t = 0; t < r->nt; t++) {
-		double m0 = cmp_median(cmp_cell(r, w, s, t, ref)->mops,
-				       cmp_cell(r, w, s, t, ref)->n);
+		struct cmp_cell *c0 = cmp_cell(r, w, s, t, ref);
+		double m0 = cmp_median(metric(c0, cpu), c0->n);
 
 		over |= r->threads[t] > r->ncpu;
 		fprintf(f, "%-9s %6zu %3u%s", cmp_workload_name(r->wl[w]),
@@ -108,15 +122,17 @@ static void throughput_table(FILE *f, struct cmp_report *r)
 			r->threads[t] > r->ncpu ? "*" : " ");
 		for (b = 0; b < r->nb; b++) {
 			struct cmp_cell *c = cmp_cell(r, w, s, t, b);
-			double m = cmp_median(c->mops, c->n);
+			double m = cmp_median(metric(c, cpu), c->n);
+			double sp = 100 * cmp_spread(metric(c, cpu), c->n);
 
 			if (!c->n)
 				fprintf(f, " %13s", "failed");
 			else if (b == ref)
-				fprintf(f, " %7.2fM+-%2.0f%%", m, 100 * spread(c));
+				fprintf(f, " %7.2f%s+-%2.0f%%", m,
+					cpu ? "n" : "M", sp);
 			else
-				fprintf(f, " %7.2fx+-%2.0f%%", m0 > 0 ? m / m0 : 0,
-					100 * spread(c));
+				fprintf(f, " %7.2fx+-%2.0f%%",
+					m0 > 0 ? m / m0 : 0, sp);
 		}
 		fputc('\n', f);
 	}
@@ -176,7 +192,8 @@ void cmp_print_tables(FILE *f, struct cmp_report *r)
 	unsigned int i, errs = 0;
 
 	header(f, r);
-	throughput_table(f, r);
+	metric_table(f, r, 0);
+	metric_table(f, r, 1);
 	memory_table(f, r);
 	lock_table(f, r);
 	for (i = 0; i < r->nw * r->ns * r->nt * r->nb; i++)
@@ -192,6 +209,8 @@ static void json_cell(FILE *f, struct cmp_report *r, unsigned int w,
 	struct cmp_cell *c = cmp_cell(r, w, s, t, b);
 	struct cmp_cell *ref = cmp_cell(r, w, s, t, ref_col(r));
 	double m = cmp_median(c->mops, c->n), m0 = cmp_median(ref->mops, ref->n);
+	double n = cmp_median(c->cpu_ns, c->n);
+	double n0 = cmp_median(ref->cpu_ns, ref->n);
 	unsigned int i;
 
 	fprintf(f, "{\"workload\":\"%s\",\"size\":%zu,\"threads\":%u,"
@@ -200,12 +219,19 @@ static void json_cell(FILE *f, struct cmp_report *r, unsigned int w,
 		r->threads[t] > r->ncpu ? "true" : "false", bname(r, b));
 	for (i = 0; i < c->n; i++)
 		fprintf(f, "%s%.4f", i ? "," : "", c->mops[i]);
-	fprintf(f, "],\"mops_median\":%.4f,\"spread\":%.4f,\"ratio\":%.4f,"
+	fprintf(f, "],\"cpu_ns_runs\":[");
+	for (i = 0; i < c->n; i++)
+		fprintf(f, "%s%.3f", i ? "," : "", c->cpu_ns[i]);
+	fprintf(f, "],\"cpu_ns_median\":%.3f,\"cpu_spread\":%.4f,"
+		   "\"cpu_ratio\":%.4f,\"csw\":%llu", n,
+		cmp_spread(c->cpu_ns, c->n), n0 > 0 ? n / n0 : 0,
+		(unsigned long long)c->last.csw);
+	fprintf(f, ",\"mops_median\":%.4f,\"spread\":%.4f,\"ratio\":%.4f,"
 		   "\"base_rss_kib\":%llu,\"peak_rss_kib\":%llu,"
 		   "\"peak_live_kib\":%llu,\"lock_trips\":%llu,\"ops\":%llu,"
 		   "\"refills\":%llu,\"refill_units\":%llu,"
 		   "\"errors\":%llu,\"failed_runs\":%s}",
-		m, spread(c), m0 > 0 ? m / m0 : 0,
+		m, cmp_spread(c->mops, c->n), m0 > 0 ? m / m0 : 0,
 		(unsigned long long)c->last.base_rss_kib,
 		(unsigned long long)c->last.peak_rss_kib,
 		(unsigned long long)c->last.peak_live_kib,

@@ -313,7 +313,8 @@ int cmp_result_format(char *buf, size_t len, const struct cmp_result *r)
 	return snprintf(buf, len,
 			"result ops=%llu secs=%.6f mops=%.6f base_rss_kib=%llu "
 			"peak_rss_kib=%llu peak_live_kib=%llu lock_trips=%llu "
-			"refills=%llu refill_units=%llu errors=%llu version=%s",
+			"refills=%llu refill_units=%llu errors=%llu cpu_ns=%llu "
+			"csw=%llu version=%s",
 			(unsigned long long)r->ops, r->secs, r->mops,
 			(unsigned long long)r->base_rss_kib,
 			(unsigned long long)r->peak_rss_kib,
@@ -321,23 +322,27 @@ int cmp_result_format(char *buf, size_t len, const struct cmp_result *r)
 			(unsigned long long)r->lock_trips,
 			(unsigned long long)r->refills,
 			(unsigned long long)r->refill_units,
-			(unsigned long long)r->errors, r->version);
+			(unsigned long long)r->errors,
+			(unsigned long long)r->cpu_ns,
+			(unsigned long long)r->csw, r->version);
 }
 
 int cmp_result_parse(const char *line, struct cmp_result *r)
 {
 	unsigned long long ops, base, peak, live, trips, refills, units, errs;
+	unsigned long long cpu, csw;
 	const char *v;
 	int n;
 
 	n = sscanf(line,
 		   "result ops=%llu secs=%lf mops=%lf base_rss_kib=%llu "
 		   "peak_rss_kib=%llu peak_live_kib=%llu lock_trips=%llu "
-		   "refills=%llu refill_units=%llu errors=%llu",
+		   "refills=%llu refill_units=%llu errors=%llu cpu_ns=%llu "
+		   "csw=%llu",
 		   &ops, &r->secs, &r->mops, &base, &peak, &live, &trips,
-		   &refills, &units, &errs);
+		   &refills, &units, &errs, &cpu, &csw);
 	v = strstr(line, " version=");
-	if (n != 10 || !v)
+	if (n != 12 || !v)
 		return -EINVAL;
 	r->ops = ops;
 	r->base_rss_kib = base;
@@ -347,6 +352,8 @@ int cmp_result_parse(const char *line, struct cmp_result *r)
 	r->refills = refills;
 	r->refill_units = units;
 	r->errors = errs;
+	r->cpu_ns = cpu;
+	r->csw = csw;
 	snprintf(r->version, sizeof(r->version), "%s", v + 9);
 	r->version[strcspn(r->version, "\n")] = '\0';
 	return 0;

@@ -12,19 +12,31 @@
  *           a random slot, allocates a block and swaps it in, freeing the
  *           block it took out, which any thread may have allocated.
  *
+ * Thread i runs on the (i mod n)-th allowed CPU, the same in every run,
+ * and a prodcons thread waiting for a batch, or for room to send one,
+ * yields a little, then sleeps until poked;
+ * each thread's CPU time over the timed part is measured next to the wall
+ * time: the CPU time per allocation moves far less than the wall time
+ * when another process takes a CPU from the run.
+ *
  * Each block is written once per 4 KiB page with a tag derived from its
  * address and checked before it is freed, as a user would touch its pages;
  * a bad tag counts an error. Bookkeeping memory is mapped, not allocated,
  * so the allocator under test serves only the blocks. Every run is bounded
  * by time (the driver's seconds) and by a per-thread operation count.
  */
+#define _GNU_SOURCE
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <ck_pr.h>
 #include <ck_ring.h>
@@ -61,6 +73,7 @@ void __tsan_release(void *addr);
 
 #define PC_BATCH 32
 #define PC_RING 8		/* power of two; holds PC_RING - 1 batches */
+#define PC_SPIN 64	/* yields on an empty inbox before sleeping */
 #define TAG_MAGIC 0x9e3779b97f4a7c15ull
 
 struct pc_batch {
@@ -75,6 +88,10 @@ struct thr {
 	uint64_t live;		/* blocks; wraps below 0, the sum is right */
 	uint64_t errors;
 	double end;
+	uint64_t cpu_ns;	/* thread CPU time of the timed part */
+	uint64_t csw;		/* its context switches */
+	uint32_t posted;	/* prodcons: pokes, see poke() */
+	int sleeping;
 	/* prodcons */
 	struct ck_ring inbox;
 	ck_ring_buffer_t inbox_buf[PC_RING];
@@ -104,6 +121,45 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t thread_csw(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru))
+		return 0;
+	return (uint64_t)(ru.ru_nvcsw + ru.ru_nivcsw);
+}
+
+/*
+ * Pins the calling thread to the (id mod n)-th CPU it may run on, so
+ * threads spread over the CPUs alike in every run: left to the scheduler,
+ * two threads that hand blocks to each other may share one CPU for a
+ * whole run and the same configuration runs at two speeds.
+ */
+static void pin(unsigned int id)
+{
+	cpu_set_t allowed, one;
+	unsigned int n, k, cpu;
+
+	if (sched_getaffinity(0, sizeof(allowed), &allowed))
+		return;
+	n = (unsigned int)CPU_COUNT(&allowed);
+	for (cpu = 0, k = id % n + 1; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &allowed) && !--k)
+			break;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
 }
 
 static void *map(size_t len)
@@ -165,6 +221,20 @@ static void burst(struct thr *t, void **v)
 	}
 }
 
+/*
+ * Tells @to something changed for it: a batch arrived in its inbox, or
+ * room appeared in the inbox it sends to. Dekker with pc_wait(): publish,
+ * then look for a sleeper.
+ */
+static void poke(struct thr *to)
+{
+	ck_pr_inc_32(&to->posted);
+	ck_pr_fence_memory();
+	if (ck_pr_load_int(&to->sleeping))
+		syscall(SYS_futex, &to->posted, FUTEX_WAKE_PRIVATE, 1, NULL,
+			NULL, 0);
+}
+
 static bool ring_put(struct thr *to, struct pc_batch *b)
 {
 	bool ok;
@@ -172,7 +242,37 @@ static bool ring_put(struct thr *to, struct pc_batch *b)
 	ring_lock(to);
 	ok = ck_ring_enqueue_spsc(&to->inbox, to->inbox_buf, b);
 	ring_unlock(to);
+	if (ok)
+		poke(to);
 	return ok;
+}
+
+/*
+ * Waits for a batch to be sent to @t or for room in the inbox it sends to
+ * (@seen is its poke count before it last looked): yields (to the threads
+ * sharing its CPU) up to PC_SPIN times, then sleeps until poked or 1 ms
+ * passes. Waiting by
+ * sched_yield() alone spins whenever nothing else shares the CPU: the
+ * CPU time per allocation would then count the handoff's waits, which
+ * grow when another process takes the partner's CPU.
+ */
+static void pc_wait(struct thr *t, uint32_t seen)
+{
+	struct timespec ms = { 0, 1000000 };
+	unsigned int i;
+
+	for (i = 0; i < PC_SPIN; i++) {
+		if (ck_pr_load_32(&t->posted) != seen ||
+		    ck_pr_load_int(&t->w->stop))
+			return;
+		sched_yield();
+	}
+	ck_pr_store_int(&t->sleeping, 1);
+	ck_pr_fence_memory();
+	if (!ck_pr_load_int(&t->w->stop))
+		syscall(SYS_futex, &t->posted, FUTEX_WAIT_PRIVATE, seen, &ms,
+			NULL, 0);
+	ck_pr_store_int(&t->sleeping, 0);
 }
 
 static bool ring_get(struct thr *t, struct pc_batch **b)
@@ -188,14 +288,17 @@ static bool ring_get(struct thr *t, struct pc_batch **b)
 /* Frees every batch waiting in @t's inbox; their descriptors become spare. */
 static void pc_consume(struct thr *t)
 {
+	unsigned int n = t->w->s->threads, i, got = 0;
 	struct pc_batch *b;
-	unsigned int i;
 
 	while (ring_get(t, &b)) {
 		for (i = 0; i < PC_BATCH; i++)
 			put(t, b->blk[i]);
 		t->spare[t->nspare++] = b;
+		got = 1;
 	}
+	if (got)
+		poke(&t->w->t[(t->id + n - 1) % n]);
 }
 
 /* Hands @b to the next thread; frees it here only if the run is ending. */
@@ -205,6 +308,8 @@ static void pc_push(struct thr *t, struct pc_batch *b)
 	unsigned int i;
 
 	while (!ring_put(next, b)) {
+		uint32_t seen = ck_pr_load_32(&t->posted);
+
 		if (ck_pr_load_int(&t->w->stop)) {
 			for (i = 0; i < PC_BATCH; i++)
 				put(t, b->blk[i]);
@@ -212,7 +317,7 @@ static void pc_push(struct thr *t, struct pc_batch *b)
 			return;
 		}
 		pc_consume(t);
-		sched_yield();
+		pc_wait(t, seen);
 	}
 }
 
@@ -223,9 +328,11 @@ static void prodcons(struct thr *t)
 
 	while (!stopping(t)) {
 		while (!t->nspare && !stopping(t)) {
+			uint32_t seen = ck_pr_load_32(&t->posted);
+
 			pc_consume(t);
 			if (!t->nspare)
-				sched_yield();
+				pc_wait(t, seen);
 		}
 		if (!t->nspare)
 			break;
@@ -276,11 +383,14 @@ static void *thread_main(void *arg)
 	struct wl *w = t->w;
 	void **v = NULL;
 
+	pin(t->id);
 	if (w->s->workload == CMP_BURST)
 		v = map(w->burst * sizeof(void *));
 	if (w->s->workload == CMP_LARSON)
 		larson_fill(t);
 	pthread_barrier_wait(&w->start);
+	t->cpu_ns = thread_cpu_ns();
+	t->csw = thread_csw();
 	if (w->s->workload == CMP_BURST && v)
 		burst(t, v);
 	else if (w->s->workload == CMP_PRODCONS)
@@ -288,6 +398,8 @@ static void *thread_main(void *arg)
 	else if (w->s->workload == CMP_LARSON)
 		larson(t);
 	t->end = now_s();
+	t->cpu_ns = thread_cpu_ns() - t->cpu_ns;
+	t->csw = thread_csw() - t->csw;
 	/* Nobody pushes after this barrier: drain what is left in flight. */
 	pthread_barrier_wait(&w->stopped);
 	if (w->s->workload == CMP_PRODCONS)
@@ -390,6 +502,8 @@ int cmp_run_workload(const struct cmp_spec *s, const struct cmp_alloc *a,
 		pthread_join(w.t[i].tid, NULL);
 		r->ops += w.t[i].ops;
 		r->errors += w.t[i].errors;
+		r->cpu_ns += w.t[i].cpu_ns;
+		r->csw += w.t[i].csw;
 		if (w.t[i].end > end)
 			end = w.t[i].end;
 	}
