@@ -48,6 +48,9 @@ static enum lbi_rseq_why lbi_rseq_decide(void)
 	return LBI_RSEQ_WHY_ARCH;
 #endif
 #else
+	/* Every instance takes the annotated lock path then (lbi_tsan_active()). */
+	if (lbi_tsan_active())
+		return LBI_RSEQ_WHY_TSAN_CLIENT;
 	if (lbi_rseq_env_off())
 		return LBI_RSEQ_WHY_ENV;
 	/* 20 on glibc 2.36, 32 later: a feature size, not the area's. */
@@ -93,6 +96,8 @@ const char *lbi_rseq_why_name(enum lbi_rseq_why why)
 		return "lock (glibc did not register rseq)";
 	case LBI_RSEQ_WHY_MEMBARRIER:
 		return "lock (membarrier registration refused)";
+	case LBI_RSEQ_WHY_TSAN_CLIENT:
+		return "lock (ThreadSanitizer runtime in the process)";
 	}
 	return "invalid";
 }

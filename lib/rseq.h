@@ -341,6 +341,7 @@ enum lbi_rseq_why {
 	LBI_RSEQ_WHY_ENV,	   /* LB_RSEQ=0 */
 	LBI_RSEQ_WHY_GLIBC,	   /* glibc did not register rseq */
 	LBI_RSEQ_WHY_MEMBARRIER,   /* membarrier registration refused */
+	LBI_RSEQ_WHY_TSAN_CLIENT,  /* a TSan runtime in the process */
 };
 
 /**

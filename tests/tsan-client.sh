@@ -56,7 +56,7 @@ rc=$?
 set -e
 cat "$tmp/run.log" | grep -v '^$' | head -60
 if [ "$rc" -ne 0 ] || grep -q 'ThreadSanitizer' "$tmp/run.log"; then
-	echo "FAIL: the TSan-built client reports races against the regular library (exit $rc)"
+	echo "FAIL: the TSan-built client failed a check or reports races against the regular library (exit $rc)"
 	exit 1
 fi
 echo "ok: clean TSan run of every callback kind against the regular library"

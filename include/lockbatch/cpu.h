@@ -117,12 +117,15 @@ enum lb_cpu_path {
 /**
  * lb_cpu_path() - The owner path this process can use.
  *
- * %LB_CPU_PATH_RSEQ needs x86-64, a build without ThreadSanitizer, glibc's
- * rseq registration (off under ``GLIBC_TUNABLES=glibc.pthread.rseq=0`` and
- * valgrind), no ``LB_RSEQ=0`` in the environment, and membarrier's
- * private expedited rseq command. A per-CPU object may still take the lock
- * path when its configuration asks for it or it has fewer slots than
- * possible CPU ids.
+ * %LB_CPU_PATH_RSEQ needs x86-64, no ThreadSanitizer (neither a TSan build
+ * of the library nor a TSan runtime in the process: a client built with
+ * ``-fsanitize=thread`` gets the lock path, which tells TSan its
+ * orderings), glibc's rseq registration (off under
+ * ``GLIBC_TUNABLES=glibc.pthread.rseq=0`` and valgrind), no ``LB_RSEQ=0``
+ * in the environment, and membarrier's private expedited rseq command. A
+ * per-CPU object may still take the lock path when its configuration asks
+ * for it or it has fewer slots than possible CPU ids: its own stats say
+ * which path it runs (&lb_cpubatch_stats.path, &lb_pcp_stats.rseq).
  *
  * Context: Any thread. Decided once, when the library is loaded.
  * Return: %LB_CPU_PATH_RSEQ or %LB_CPU_PATH_LOCK.
@@ -133,7 +136,8 @@ enum lb_cpu_path lb_cpu_path(void);
  * lb_cpu_path_name() - lb_cpu_path() with its reason, for reports.
  *
  * Context: Any thread.
- * Return: "rseq", or "lock (<reason>)", e.g. "lock (LB_RSEQ=0)".
+ * Return: "rseq", or "lock (<reason>)", e.g. "lock (LB_RSEQ=0)" or
+ * "lock (ThreadSanitizer runtime in the process)".
  */
 const char *lb_cpu_path_name(void);
 

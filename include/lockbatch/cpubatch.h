@@ -284,7 +284,9 @@ struct lb_node {
 	uint32_t owner;
 };
 
-/** define LB_NODE_INIT - Static initializer for &struct lb_node. */
+/**
+ * define LB_NODE_INIT - Static initializer for &struct lb_node.
+ */
 #define LB_NODE_INIT { 0, 0, 0 }
 
 /**
@@ -350,7 +352,9 @@ struct lb_cpubatch_conf {
  * for every instance of the process.
  */
 #define LB_CPUBATCH_F_LOCK_PATH 0x1u
-/** define LB_CPUBATCH_F_ALL - Every flag lb_cpubatch_create() accepts. */
+/**
+ * define LB_CPUBATCH_F_ALL - Every flag lb_cpubatch_create() accepts.
+ */
 #define LB_CPUBATCH_F_ALL LB_CPUBATCH_F_LOCK_PATH
 
 /**
@@ -364,7 +368,9 @@ struct lb_cpubatch_conf {
 #define LB_CPUBATCH_CONF_INIT(ops, backend)				\
 	{ 0, LB_CPUBATCH_WEIGHTED, 0, 0, (ops), (backend), 0, 0, 0 }
 
-/** define LB_CPUBATCH_MAX_SLOTS - Largest slot count accepted. */
+/**
+ * define LB_CPUBATCH_MAX_SLOTS - Largest slot count accepted.
+ */
 #define LB_CPUBATCH_MAX_SLOTS LB_CPU_SLOTS_MAX
 
 /**

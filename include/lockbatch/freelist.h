@@ -11,10 +11,6 @@
 extern "C" {
 #endif
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /**
  * DOC: Fixed-size free list over an arena
  *
@@ -50,11 +46,17 @@ extern "C" {
  * through lb_freelist_pcp_backend(); lb_freelist_stats() too.
  */
 
-/** define LB_FREELIST_MIN_OBJ_SIZE - Smallest object size accepted: what
- * lb_pcp links through (%LB_PCP_MIN_OBJ_SIZE). */
+/**
+ * define LB_FREELIST_MIN_OBJ_SIZE - Smallest object size accepted.
+ *
+ * What lb_pcp links through (%LB_PCP_MIN_OBJ_SIZE).
+ */
 #define LB_FREELIST_MIN_OBJ_SIZE LB_PCP_MIN_OBJ_SIZE
-/** define LB_FREELIST_F_DEBUG - &lb_freelist_conf.flags: keep a bitmap of
- * free objects so a double free fails with %-EEXIST. */
+/**
+ * define LB_FREELIST_F_DEBUG - Flag of &lb_freelist_conf.flags.
+ *
+ * Keep a bitmap of free objects so a double free fails with %-EEXIST.
+ */
 #define LB_FREELIST_F_DEBUG 0x1u
 
 /**
@@ -82,8 +84,11 @@ struct lb_freelist_conf {
 	size_t fresh_bytes;
 };
 
-/** define LB_FREELIST_FRESH_BYTES - Default &lb_freelist_conf.fresh_bytes:
- * 64 KiB, TCMalloc's transfer size between its central and per-CPU lists. */
+/**
+ * define LB_FREELIST_FRESH_BYTES - Default &lb_freelist_conf.fresh_bytes.
+ *
+ * 64 KiB, TCMalloc's transfer size between its central and per-CPU lists.
+ */
 #define LB_FREELIST_FRESH_BYTES ((size_t)64 << 10)
 
 /**
@@ -222,10 +227,6 @@ int lb_freelist_stats(const struct lb_freelist *fl,
  */
 int lb_freelist_pcp_backend(struct lb_freelist *fl,
 			    struct lb_pcp_backend *out);
-
-#ifdef __cplusplus
-}
-#endif
 
 #ifdef __cplusplus
 }

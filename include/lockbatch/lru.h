@@ -110,9 +110,13 @@ enum lb_lru_path {
 	LB_LRU_NR_PATHS,
 };
 
-/** define LB_LRU_NODE_ON_LRU - Node flag: linked on one of the two lists. */
+/**
+ * define LB_LRU_NODE_ON_LRU - Node flag, linked on one of the two lists.
+ */
 #define LB_LRU_NODE_ON_LRU 0x1u
-/** define LB_LRU_NODE_ACTIVE - Node flag: belongs on (or goes back to) the active list. */
+/**
+ * define LB_LRU_NODE_ACTIVE - Node flag, belongs on (or goes back to) the active list.
+ */
 #define LB_LRU_NODE_ACTIVE 0x2u
 
 /**
@@ -181,16 +185,26 @@ struct lb_lru_ops {
 	void (*secondary)(void *obj, void *arg);
 };
 
-/** define LB_LRU_NO_PREFETCH - Conf flag: scans do not prefetch. */
+/**
+ * define LB_LRU_NO_PREFETCH - Conf flag, scans do not prefetch.
+ */
 #define LB_LRU_NO_PREFETCH 0x1u
-/** define LB_LRU_NO_SPLICE - Conf flag: commit inserts one object at a time under the lock. */
+/**
+ * define LB_LRU_NO_SPLICE - Conf flag, commit inserts one object at a time under the lock.
+ */
 #define LB_LRU_NO_SPLICE 0x2u
-/** define LB_LRU_HOLD_TIME - Conf flag: measure lock hold times (two clock reads per hold). */
+/**
+ * define LB_LRU_HOLD_TIME - Conf flag, measure lock hold times (two clock reads per hold).
+ */
 #define LB_LRU_HOLD_TIME 0x4u
-/** define LB_LRU_CONF_FLAGS - Every conf flag. */
+/**
+ * define LB_LRU_CONF_FLAGS - Every conf flag.
+ */
 #define LB_LRU_CONF_FLAGS (LB_LRU_NO_PREFETCH | LB_LRU_NO_SPLICE | LB_LRU_HOLD_TIME)
 
-/** define LB_LRU_PUTBACK_LOCKED - Putback flag: run @secondary under the lock (6.12). */
+/**
+ * define LB_LRU_PUTBACK_LOCKED - Putback flag, run @secondary under the lock (6.12).
+ */
 #define LB_LRU_PUTBACK_LOCKED 0x1u
 
 /**
@@ -433,7 +447,10 @@ int lb_lru_putback(struct lb_lru *lru, struct cds_list_head *src,
  *
  * The batched removal of folios_put_refs(): an object not on the LRU (for
  * instance still in a batch, or isolated) is skipped and counted in
- * @errors.
+ * @errors. Before removing an object to free it, flush the batch that may
+ * hold it with lb_cpubatch_drain_obj() or lb_cpubatch_settle(), with adds
+ * of the object excluded (see there): a skipped object still in a batch
+ * is linked onto the LRU by that batch's later flush.
  *
  * Context: Takes the LRU lock once (none for @n == 0).
  * Return: objects removed, or %-EINVAL if @lru is NULL, or @objs is NULL

@@ -194,42 +194,72 @@ extern "C" {
  * Step over these calls, or debug with ``LB_RSEQ=0``.
  */
 
-/** define LB_PCP_F_DEBUG - &lb_pcp_conf.flags: track cached objects
- * (double-free detection). */
+/**
+ * define LB_PCP_F_DEBUG - Flag of &lb_pcp_conf.flags.
+ *
+ * Track cached objects (double-free detection).
+ */
 #define LB_PCP_F_DEBUG 0x1u
-/** define LB_PCP_F_FREE_HIGH_BATCH - &lb_pcp_conf.flags: the CPU cache is
- * large enough that a high-order free burst keeps one batch
- * (PCPF_FREE_HIGH_BATCH, set by zone_pcp_update_cacheinfo()). */
+/**
+ * define LB_PCP_F_FREE_HIGH_BATCH - Flag of &lb_pcp_conf.flags.
+ *
+ * The CPU cache is large enough that a high-order free burst keeps one batch
+ * (PCPF_FREE_HIGH_BATCH, set by zone_pcp_update_cacheinfo()).
+ */
 #define LB_PCP_F_FREE_HIGH_BATCH 0x2u
-/** define LB_PCP_F_LOCK_PATH - &lb_pcp_conf.flags: the owner takes the slot
- * lock on every call, even where the rseq path is available (as
- * ``LB_RSEQ=0`` in the environment does for every cache). */
+/**
+ * define LB_PCP_F_LOCK_PATH - Flag of &lb_pcp_conf.flags.
+ *
+ * The owner takes the slot lock on every call, even where the rseq path is
+ * available (as ``LB_RSEQ=0`` in the environment does for every cache).
+ */
 #define LB_PCP_F_LOCK_PATH 0x4u
 
-/** define LB_PCP_MAX_ORDER - Largest order a cache may be configured for. */
+/**
+ * define LB_PCP_MAX_ORDER - Largest order a cache may be configured for.
+ */
 #define LB_PCP_MAX_ORDER 10u
-/** define LB_PCP_COSTLY_ORDER - Orders 1..3 feed the free-high rule
- * (PAGE_ALLOC_COSTLY_ORDER). */
+/**
+ * define LB_PCP_COSTLY_ORDER - Largest order feeding the free high rule.
+ *
+ * Orders 1..3 (PAGE_ALLOC_COSTLY_ORDER).
+ */
 #define LB_PCP_COSTLY_ORDER 3u
-/** define LB_PCP_BATCH_SCALE_MAX - Largest refill scale and the flush
- * chunk shift (CONFIG_PCP_BATCH_SCALE_MAX default, 5). */
+/**
+ * define LB_PCP_BATCH_SCALE_MAX - Largest refill scale and the flush
+ * chunk shift (CONFIG_PCP_BATCH_SCALE_MAX default, 5).
+ */
 #define LB_PCP_BATCH_SCALE_MAX 5
-/** define LB_PCP_BATCH_MAX - Largest ``batch`` accepted, in base units. */
+/**
+ * define LB_PCP_BATCH_MAX - Largest ``batch`` accepted, in base units.
+ */
 #define LB_PCP_BATCH_MAX 4096
-/** define LB_PCP_MIN_OBJ_SIZE - Bytes of each cached object used as links. */
+/**
+ * define LB_PCP_MIN_OBJ_SIZE - Bytes of each cached object used as links.
+ */
 #define LB_PCP_MIN_OBJ_SIZE (2 * sizeof(void *))
-/** define LB_PCP_MAX_SLOTS - Largest slot count accepted. */
+/**
+ * define LB_PCP_MAX_SLOTS - Largest slot count accepted.
+ */
 #define LB_PCP_MAX_SLOTS LB_CPU_SLOTS_MAX
-/** define LB_PCP_DECAY_INTERVAL_NS - Default decay tick, 1 s
- * (``vm.stat_interval``). */
+/**
+ * define LB_PCP_DECAY_INTERVAL_NS - Default decay tick, 1 s
+ * (``vm.stat_interval``).
+ */
 #define LB_PCP_DECAY_INTERVAL_NS 1000000000ull
-/** define LB_PCP_HIGH_MAX - Largest ``high_max`` accepted, base units (keeps
- * every high, count and refill computation inside an int). */
+/**
+ * define LB_PCP_HIGH_MAX - Largest ``high_max`` accepted, base units (keeps
+ * every high, count and refill computation inside an int).
+ */
 #define LB_PCP_HIGH_MAX 0x3fffffff
-/** define LB_PCP_EXPIRE_DEFAULT - Default slot expiry, in decay periods (the
- * kernel's ``pcp->expire = 3``). */
+/**
+ * define LB_PCP_EXPIRE_DEFAULT - Default slot expiry, in decay periods (the
+ * kernel's ``pcp->expire = 3``).
+ */
 #define LB_PCP_EXPIRE_DEFAULT 3u
-/** define LB_PCP_EXPIRE_MAX - Largest slot expiry accepted, decay periods. */
+/**
+ * define LB_PCP_EXPIRE_MAX - Largest slot expiry accepted, decay periods.
+ */
 #define LB_PCP_EXPIRE_MAX 1000000u
 /**
  * define LB_PCP_DEFAULT_POOL_UNITS - Pool size the defaults are sized for.
@@ -292,7 +322,6 @@ typedef uint64_t (*lb_clock_fn)(void *arg);
  * @tuner: &enum lb_pcp_tuner (0: %LB_PCP_TUNE_FIXED); unknown: %-EINVAL.
  * @flags: %LB_PCP_F_DEBUG, %LB_PCP_F_FREE_HIGH_BATCH,
  *	%LB_PCP_F_LOCK_PATH; other bits: %-EINVAL.
- *	%-EINVAL.
  * @lock_kind: Kind of the back-end lock the cache makes (0:
  *	%LB_LOCK_MUTEX, the default); one lb_lock_init() rejects: %-EINVAL.
  * @backend: Back-end operations; copied. @alloc_bulk or @free_bulk NULL:

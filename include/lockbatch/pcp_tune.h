@@ -102,15 +102,24 @@ enum lb_pcp_tuner {
  * confused with the configuration flags LB_PCP_F_* of pcp.h.
  */
 
-/** define LB_PCP_TS_PREV_FREE_HIGH_ORDER - tuner flag: the previous free was of
- * order 1..3 (PCPF_PREV_FREE_HIGH_ORDER). */
+/**
+ * define LB_PCP_TS_PREV_FREE_HIGH_ORDER - Tuner flag.
+ *
+ * The previous free was of order 1..3 (PCPF_PREV_FREE_HIGH_ORDER).
+ */
 #define LB_PCP_TS_PREV_FREE_HIGH_ORDER 0x1u
-/** define LB_PCP_TS_FREE_HIGH_BATCH - tuner flag (PCPF_FREE_HIGH_BATCH). */
+/**
+ * define LB_PCP_TS_FREE_HIGH_BATCH - Tuner flag (PCPF_FREE_HIGH_BATCH).
+ */
 #define LB_PCP_TS_FREE_HIGH_BATCH 0x2u
-/** define LB_PCP_TS_ZONE_BELOW_HIGH - tuner flag: the back-end is below its
- * high watermark (the zone's ZONE_BELOW_HIGH); only %LB_PCP_TUNE_LINUX_618
- * reads it. lb_pcp never sets it (a back-end has no watermarks): it is for
- * callers of the pure functions that model a zone, such as pcp-replay. */
+/**
+ * define LB_PCP_TS_ZONE_BELOW_HIGH - Tuner flag.
+ *
+ * The back-end is below its high watermark (the zone's ZONE_BELOW_HIGH);
+ * only %LB_PCP_TUNE_LINUX_618 reads it. lb_pcp never sets it (a back-end
+ * has no watermarks): it is for callers of the pure functions that model a
+ * zone, such as pcp-replay.
+ */
 #define LB_PCP_TS_ZONE_BELOW_HIGH 0x4u
 
 /**

@@ -36,10 +36,14 @@ extern "C" {
  * clear_flush_young_ptes_notify() over a folio_pte_batch() run.
  */
 
-/** define LB_REFBITS_MAX - Most units an object may have (512). */
+/**
+ * define LB_REFBITS_MAX - Most units an object may have (512).
+ */
 #define LB_REFBITS_MAX 512u
 
-/** define LB_REFBITS_WORDS - 64-bit words backing %LB_REFBITS_MAX bits. */
+/**
+ * define LB_REFBITS_WORDS - Words of 64 bits backing %LB_REFBITS_MAX bits.
+ */
 #define LB_REFBITS_WORDS (LB_REFBITS_MAX / 64u)
 
 /**
@@ -55,7 +59,10 @@ struct lb_refbits {
 	uint64_t words[LB_REFBITS_WORDS];
 };
 
-/** define LB_REFBITS_INIT - Static initializer: @n units, none referenced. */
+/**
+ * define LB_REFBITS_INIT - Static initializer, none referenced.
+ * @n: Units in the object, 1..%LB_REFBITS_MAX.
+ */
 #define LB_REFBITS_INIT(n) { (n), { 0 } }
 
 /**

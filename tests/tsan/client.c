@@ -351,6 +351,9 @@ int main(int argc, char **argv)
 		pthread_join(b, NULL);
 		return 0;
 	}
+	/* The instances below take the lock path: the process says so too. */
+	CHECK(lb_cpu_path() == LB_CPU_PATH_LOCK);
+	CHECK(strstr(lb_cpu_path_name(), "ThreadSanitizer") != NULL);
 	for (unsigned int k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
 		run_cpubatch(kinds[k]);
 		run_pcp(kinds[k], 0);
