@@ -294,7 +294,7 @@ add_locked(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 		return -EEXIST;
 	}
 	/* Read without the slot lock by settle: single-copy atomic stores. */
-	ck_pr_store_32(&n->home, idx + 1);
+	lbi_set_home(pc, n, idx);
 	ck_pr_store_32(&n->owner, pc->id);
 	if (!got && pc->ops.get)
 		pc->ops.get(obj);
@@ -346,7 +346,7 @@ add_lock(struct lb_cpubatch *pc, void *obj, struct lb_node *n, uint32_t weight)
 		lbi_slot_unlock_bare(&s->hdr);
 		return -EEXIST;
 	}
-	ck_pr_store_32(&n->home, idx + 1);
+	lbi_set_home(pc, n, idx);
 	ck_pr_store_32(&n->owner, pc->id);
 	if (pc->ops.get)
 		return add_lock_get(pc, idx, obj, n, weight);
@@ -381,7 +381,7 @@ add_section(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 	if (lbi_unlikely(cpu >= pc->slots.nr))
 		return LBI_RSEQ_LOCK;
 	h = (struct lbi_rseq_hdr *)(pc->rseq_h0 + cpu * pc->slots.stride);
-	ck_pr_store_32(&n->home, cpu + 1);
+	lbi_set_home(pc, n, cpu);
 	ck_pr_store_32(&n->slot, cpu + 1);
 	return lbi_rseq_arch_push_pair((int)cpu, off, h, obj, n, inc,
 				       &pc->rseq_lim, &pc->disabled);

@@ -60,7 +60,7 @@ int lbi_node_check(const struct lb_cpubatch *pc, const struct lb_node *n)
 		return -ENOENT;
 	if (owner != pc->id)
 		return -EXDEV;
-	if (ck_pr_load_32(&n->home) > pc->slots.nr ||
+	if (LBI_HOME_SLOT(ck_pr_load_32(&n->home)) > pc->slots.nr ||
 	    ck_pr_load_32(&n->slot) > pc->slots.nr)
 		return -EINVAL;
 	return 0;
@@ -113,7 +113,12 @@ int lb_cpubatch_drain_obj(struct lb_cpubatch *pc, struct lb_node *n)
 	if (rc < 0)
 		return rc;
 	if (rc > 0) {
+		/* Read under the slot lock: after @put @n is not ours to read. */
+		uint32_t home = ck_pr_load_32(&n->home);
+
 		lbi_flush_locked(pc, (unsigned int)rc - 1, LB_FLUSH_DRAIN_OBJ);
+		/* An earlier flush of the object may still be in flight. */
+		lbi_wait_home(pc, home);
 		return 1;
 	}
 	lbi_wait_node_flush(pc, n);
@@ -161,6 +166,7 @@ int lb_cpubatch_drain_objs(struct lb_cpubatch *pc, struct lb_node *const *nodes,
 	}
 	for (i = 0; i < cnt; i++) {
 		unsigned int idx;
+		uint32_t home;
 
 		rc = lbi_lock_node_slot(pc, nodes[i]);
 		if (rc == 0)
@@ -174,7 +180,9 @@ int lb_cpubatch_drain_objs(struct lb_cpubatch *pc, struct lb_node *const *nodes,
 			continue;
 		}
 		done[idx / 64] |= 1ull << (idx % 64);
+		home = ck_pr_load_32(&nodes[i]->home);	/* as drain_obj */
 		lbi_flush_locked(pc, idx, LB_FLUSH_DRAIN_OBJS);
+		lbi_wait_home(pc, home);
 		flushed++;
 	}
 	if (done != stackmap)
@@ -261,17 +269,74 @@ void lbi_wait_flushes(struct lb_cpubatch *pc, unsigned int idx)
 }
 
 /*
+ * Whether a flush that may hold the object whose node reads @home is
+ * between swap-out and @put: its home slot's in-flight count, or every
+ * slot's once it moved (%LBI_HOME_MOVED). Read after the node's slot read
+ * 0 (D); false comes with (E).
+ */
+bool lbi_home_in_flight(const struct lb_cpubatch *pc, uint32_t home)
+{
+	unsigned int i = 0, end = pc->slots.nr, slot = LBI_HOME_SLOT(home);
+
+	if (!(home & LBI_HOME_MOVED)) {
+		if (!slot || slot > end)
+			return false;
+		i = slot - 1;
+		end = slot;
+	}
+	for (; i < end; i++) {
+		if (ck_pr_load_32(&lbi_cb_slot(pc, i)->inflight))
+			return true;
+		ck_pr_fence_acquire();	/* (E) */
+		lbi_tsan_acquire(&lbi_cb_slot(pc, i)->inflight);
+	}
+	return false;
+}
+
+/*
+ * Wait for the flushes that may hold the object whose node read @home:
+ * those of its home slot, or of every slot once it moved. One load per
+ * slot read when nothing is in flight.
+ */
+void lbi_wait_home(struct lb_cpubatch *pc, uint32_t home)
+{
+	unsigned int i, slot = LBI_HOME_SLOT(home);
+
+	if (!(home & LBI_HOME_MOVED)) {
+		if (slot && slot <= pc->slots.nr)
+			lbi_wait_flushes(pc, slot - 1);
+		return;
+	}
+	for (i = 0; i < pc->slots.nr; i++)
+		lbi_wait_flushes(pc, i);
+}
+
+/*
  * @n read "not cached": the flush that took it out of its batch, if any,
- * is counted in its home slot (D). Wait for that slot's flushes.
+ * is counted in its home slot (D), or in any slot once it moved.
  */
 void lbi_wait_node_flush(struct lb_cpubatch *pc, const struct lb_node *n)
 {
-	uint32_t home;
-
 	ck_pr_fence_load();
-	home = ck_pr_load_32(&n->home);
-	if (home && home <= pc->slots.nr)
-		lbi_wait_flushes(pc, home - 1);
+	lbi_wait_home(pc, ck_pr_load_32(&n->home));
+}
+
+/*
+ * lbi_set_home() found @n's home (@old) other than slot @idx. The flushes
+ * that may still hold the object are its old home's, or every slot's if
+ * it had moved already; if any is in flight, the node is (still) marked
+ * moved. Only an add clears the mark, so waits never write the node: it
+ * is not the library's to touch after @put.
+ */
+void lbi_home_move(const struct lb_cpubatch *pc, struct lb_node *n,
+		   uint32_t old, unsigned int idx)
+{
+	uint32_t moved = 0;
+
+	ck_pr_fence_load();	/* n->slot read 0 first: (A) counted it */
+	if (lbi_home_in_flight(pc, old))
+		moved = LBI_HOME_MOVED;
+	ck_pr_store_32(&n->home, (idx + 1) | moved);
 }
 
 static int drain_all(struct lb_cpubatch *pc, bool forced, enum lb_flush_cause cause)

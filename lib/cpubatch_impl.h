@@ -181,6 +181,37 @@ static inline void lbi_cb_unlock_own(struct lb_cpubatch *pc, unsigned int idx)
 	lbi_slot_unlock(h);
 }
 
+/*
+ * lb_node.home's top bit, "moved": the object entered the batch of a slot
+ * other than its home while the home still had a flush in flight, so a
+ * flush holding it may be counted in a slot other than the one @home names
+ * (the add that moved it cannot tell whose flush it was). Waits for the
+ * object's flushes then read every slot (lbi_wait_home()). A later move
+ * that finds no slot with a flush in flight clears it (lbi_home_move()).
+ */
+#define LBI_HOME_MOVED (1u << 31)
+#define LBI_HOME_SLOT(home) ((home) & ~LBI_HOME_MOVED)
+
+/* cpubatch_drain.c */
+void lbi_home_move(const struct lb_cpubatch *pc, struct lb_node *n,
+		   uint32_t old, unsigned int idx);
+
+/*
+ * An add entering slot @idx records it as @n's home. The common case, the
+ * same slot as last time, stores nothing; a different one goes out of line
+ * (lbi_home_move()) to tell whether the old home may still hold a flush of
+ * the object. The caller saw n->slot == 0 first: the old batch is swapped
+ * out and counted (A).
+ */
+static inline void lbi_set_home(const struct lb_cpubatch *pc, struct lb_node *n,
+				unsigned int idx)
+{
+	uint32_t old = ck_pr_load_32(&n->home);
+
+	if (lbi_unlikely(LBI_HOME_SLOT(old) != idx + 1))
+		lbi_home_move(pc, n, old, idx);
+}
+
 /* A batch swapped out of its slot, on its way to the back-end. */
 struct lbi_flushbuf {
 	unsigned int slot;
@@ -209,6 +240,8 @@ void lbi_drain_unlock(struct lb_cpubatch *pc);
 int lbi_node_check(const struct lb_cpubatch *pc, const struct lb_node *n);
 int lbi_lock_node_slot(struct lb_cpubatch *pc, struct lb_node *n);
 void lbi_wait_flushes(struct lb_cpubatch *pc, unsigned int idx);
+void lbi_wait_home(struct lb_cpubatch *pc, uint32_t home);
+bool lbi_home_in_flight(const struct lb_cpubatch *pc, uint32_t home);
 void lbi_wait_node_flush(struct lb_cpubatch *pc, const struct lb_node *n);
 int lbi_drain_init(struct lb_cpubatch *pc);
 void lbi_drain_fini(struct lb_cpubatch *pc);
