@@ -313,30 +313,24 @@ void lbi_wait_home(struct lb_cpubatch *pc, uint32_t home)
 
 /*
  * @n read "not cached": the flush that took it out of its batch, if any,
- * is counted in its home slot (D), or in any slot once it moved.
+ * is counted in its home slot (D), or in any slot once it moved. After
+ * waiting for every slot, the "moved" mark goes, unless @home changed
+ * meanwhile: an add to the home slot itself leaves @home as it is, and
+ * its flushes are the home slot's, so only a move matters, and each move
+ * advances the generation. The caller keeps the node valid for the call.
  */
-void lbi_wait_node_flush(struct lb_cpubatch *pc, const struct lb_node *n)
+void lbi_wait_node_flush(struct lb_cpubatch *pc, struct lb_node *n)
 {
+	uint32_t home;
+
 	ck_pr_fence_load();
-	lbi_wait_home(pc, ck_pr_load_32(&n->home));
-}
-
-/*
- * lbi_set_home() found @n's home (@old) other than slot @idx. The flushes
- * that may still hold the object are its old home's, or every slot's if
- * it had moved already; if any is in flight, the node is (still) marked
- * moved. Only an add clears the mark, so waits never write the node: it
- * is not the library's to touch after @put.
- */
-void lbi_home_move(const struct lb_cpubatch *pc, struct lb_node *n,
-		   uint32_t old, unsigned int idx)
-{
-	uint32_t moved = 0;
-
-	ck_pr_fence_load();	/* n->slot read 0 first: (A) counted it */
-	if (lbi_home_in_flight(pc, old))
-		moved = LBI_HOME_MOVED;
-	ck_pr_store_32(&n->home, (idx + 1) | moved);
+	home = ck_pr_load_32(&n->home);
+	lbi_tsan_acquire(&n->home);	/* a wait that cleared the mark */
+	lbi_wait_home(pc, home);
+	if (home & LBI_HOME_MOVED) {
+		lbi_tsan_release(&n->home);
+		ck_pr_cas_32(&n->home, home, home & ~LBI_HOME_MOVED);
+	}
 }
 
 static int drain_all(struct lb_cpubatch *pc, bool forced, enum lb_flush_cause cause)

@@ -253,12 +253,13 @@ enum lb_flush_cause {
  *        when the object enters the batch, cleared when the batch is
  *        swapped out for commit); readers without the lock must recheck
  *        under it.
- * @home: Index + 1 of the slot that cached the object last, in the low 31
- *        bits; never cleared. The top bit is the library's: it is set
- *        when the object enters another slot's batch while a flush from
- *        its home is still in flight (so that flush may be elsewhere than
- *        @home says), and cleared by a later such move that finds no flush
- *        in flight anywhere.
+ * @home: Index + 1 of the slot that cached the object last, in the bits
+ *        of %LB_NODE_HOME_SLOT_MASK (read it with LB_NODE_HOME_SLOT());
+ *        never cleared. The bits above are the library's: a generation,
+ *        and a mark set when the object enters another slot's batch while
+ *        a flush from its home is still in flight (that flush then holds
+ *        it elsewhere than @home says), cleared by a drain that waited for
+ *        every slot.
  * @owner: Id of the &struct lb_cpubatch that cached the object last (0: never
  *         added).
  *
@@ -288,6 +289,19 @@ struct lb_node {
 	uint32_t home;
 	uint32_t owner;
 };
+
+/**
+ * define LB_NODE_HOME_SLOT_MASK - The bits of &lb_node.home that hold the slot.
+ *
+ * Above %LB_CPU_SLOTS_MAX, so every slot index + 1 fits.
+ */
+#define LB_NODE_HOME_SLOT_MASK 0x1fffu
+
+/**
+ * define LB_NODE_HOME_SLOT - The slot index + 1 in an &lb_node.home value.
+ * @home: The value (0: never added).
+ */
+#define LB_NODE_HOME_SLOT(home) ((home) & LB_NODE_HOME_SLOT_MASK)
 
 /**
  * define LB_NODE_INIT - Static initializer for &struct lb_node.
