@@ -294,7 +294,7 @@ add_locked(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 		return -EEXIST;
 	}
 	/* Read without the slot lock by settle: single-copy atomic stores. */
-	ck_pr_store_32(&n->home, idx + 1);
+	lbi_set_home(pc, n, idx);
 	ck_pr_store_32(&n->owner, pc->id);
 	if (!got && pc->ops.get)
 		pc->ops.get(obj);
@@ -346,7 +346,7 @@ add_lock(struct lb_cpubatch *pc, void *obj, struct lb_node *n, uint32_t weight)
 		lbi_slot_unlock_bare(&s->hdr);
 		return -EEXIST;
 	}
-	ck_pr_store_32(&n->home, idx + 1);
+	lbi_set_home(pc, n, idx);
 	ck_pr_store_32(&n->owner, pc->id);
 	if (pc->ops.get)
 		return add_lock_get(pc, idx, obj, n, weight);
@@ -359,6 +359,9 @@ add_lock(struct lb_cpubatch *pc, void *obj, struct lb_node *n, uint32_t weight)
 }
 
 #if LBI_RSEQ_ARCH
+/* add_section(): the object's home changes; not an &enum lbi_rseq_rc. */
+#define LBI_CB_RSEQ_MOVE (LBI_RSEQ_RESTART + 1)
+
 /*
  * The rseq path (lib/rseq.h), one attempt: the node is marked for the
  * slot of the attempt before the section, which stores the object and
@@ -369,10 +372,13 @@ add_lock(struct lb_cpubatch *pc, void *obj, struct lb_node *n, uint32_t weight)
  * not done, so nothing is owed). %LBI_RSEQ_LOCK or %LBI_RSEQ_FULL: the
  * lock path takes the add (a stopped slot, a disabled instance, an add
  * that would flush, a CPU id without a slot), the marks cleared first.
+ * Without @may_move (the entry's first attempt) a CPU other than the
+ * object's home returns %LBI_CB_RSEQ_MOVE before any mark, so that the
+ * entry keeps no frame for lbi_set_home(): add_rseq_retry() records it.
  */
 static inline __attribute__((always_inline)) int
 add_section(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
-	    uint64_t inc)
+	    uint64_t inc, bool may_move)
 {
 	ptrdiff_t off = pc->rseq_off;
 	unsigned int cpu = (unsigned int)lbi_rseq_arch_cpu_id(off);
@@ -380,8 +386,19 @@ add_section(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 
 	if (lbi_unlikely(cpu >= pc->slots.nr))
 		return LBI_RSEQ_LOCK;
+	if (!may_move) {
+		/*
+		 * The entry's attempt: a new home is add_rseq_retry()'s work.
+		 * "Home slot is not cpu + 1" in one scratch register, before
+		 * h takes another.
+		 */
+		if (lbi_unlikely(LBI_HOME_SLOT(ck_pr_load_32(&n->home) - cpu -
+					       1)))
+			return LBI_CB_RSEQ_MOVE;
+	} else {
+		lbi_set_home(pc, n, cpu);
+	}
 	h = (struct lbi_rseq_hdr *)(pc->rseq_h0 + cpu * pc->slots.stride);
-	ck_pr_store_32(&n->home, cpu + 1);
 	ck_pr_store_32(&n->slot, cpu + 1);
 	return lbi_rseq_arch_push_pair((int)cpu, off, h, obj, n, inc,
 				       &pc->rseq_lim, &pc->disabled);
@@ -396,8 +413,8 @@ static __attribute__((noinline)) int
 add_rseq_retry(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 	       uint64_t inc, int rc, bool got)
 {
-	while (rc == LBI_RSEQ_RESTART)
-		rc = add_section(pc, obj, n, inc);
+	while (rc == LBI_RSEQ_RESTART || rc == LBI_CB_RSEQ_MOVE)
+		rc = add_section(pc, obj, n, inc, true);
 	if (rc == LBI_RSEQ_OK)
 		return 0;
 	ck_pr_store_32(&n->slot, 0);
@@ -420,7 +437,7 @@ add_rseq(struct lb_cpubatch *pc, void *obj, struct lb_node *n, uint32_t weight)
 	if (lbi_unlikely(ck_pr_load_32(&n->slot)))
 		return -EEXIST;
 	ck_pr_store_32(&n->owner, pc->id);
-	rc = add_section(pc, obj, n, inc);
+	rc = add_section(pc, obj, n, inc, false);
 	if (lbi_likely(rc == LBI_RSEQ_OK))
 		return 0;
 	return add_rseq_retry(pc, obj, n, inc, rc, false);

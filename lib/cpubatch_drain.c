@@ -60,7 +60,7 @@ int lbi_node_check(const struct lb_cpubatch *pc, const struct lb_node *n)
 		return -ENOENT;
 	if (owner != pc->id)
 		return -EXDEV;
-	if (ck_pr_load_32(&n->home) > pc->slots.nr ||
+	if (LBI_HOME_SLOT(ck_pr_load_32(&n->home)) > pc->slots.nr ||
 	    ck_pr_load_32(&n->slot) > pc->slots.nr)
 		return -EINVAL;
 	return 0;
@@ -113,7 +113,12 @@ int lb_cpubatch_drain_obj(struct lb_cpubatch *pc, struct lb_node *n)
 	if (rc < 0)
 		return rc;
 	if (rc > 0) {
+		/* Read under the slot lock: after @put @n is not ours to read. */
+		uint32_t home = ck_pr_load_32(&n->home);
+
 		lbi_flush_locked(pc, (unsigned int)rc - 1, LB_FLUSH_DRAIN_OBJ);
+		/* An earlier flush of the object may still be in flight. */
+		lbi_wait_home(pc, home);
 		return 1;
 	}
 	lbi_wait_node_flush(pc, n);
@@ -161,6 +166,7 @@ int lb_cpubatch_drain_objs(struct lb_cpubatch *pc, struct lb_node *const *nodes,
 	}
 	for (i = 0; i < cnt; i++) {
 		unsigned int idx;
+		uint32_t home;
 
 		rc = lbi_lock_node_slot(pc, nodes[i]);
 		if (rc == 0)
@@ -174,7 +180,9 @@ int lb_cpubatch_drain_objs(struct lb_cpubatch *pc, struct lb_node *const *nodes,
 			continue;
 		}
 		done[idx / 64] |= 1ull << (idx % 64);
+		home = ck_pr_load_32(&nodes[i]->home);	/* as drain_obj */
 		lbi_flush_locked(pc, idx, LB_FLUSH_DRAIN_OBJS);
+		lbi_wait_home(pc, home);
 		flushed++;
 	}
 	if (done != stackmap)
@@ -261,17 +269,68 @@ void lbi_wait_flushes(struct lb_cpubatch *pc, unsigned int idx)
 }
 
 /*
- * @n read "not cached": the flush that took it out of its batch, if any,
- * is counted in its home slot (D). Wait for that slot's flushes.
+ * Whether a flush that may hold the object whose node reads @home is
+ * between swap-out and @put: its home slot's in-flight count, or every
+ * slot's once it moved (%LBI_HOME_MOVED). Read after the node's slot read
+ * 0 (D); false comes with (E).
  */
-void lbi_wait_node_flush(struct lb_cpubatch *pc, const struct lb_node *n)
+bool lbi_home_in_flight(const struct lb_cpubatch *pc, uint32_t home)
+{
+	unsigned int i = 0, end = pc->slots.nr, slot = LBI_HOME_SLOT(home);
+
+	if (!(home & LBI_HOME_MOVED)) {
+		if (!slot || slot > end)
+			return false;
+		i = slot - 1;
+		end = slot;
+	}
+	for (; i < end; i++) {
+		if (ck_pr_load_32(&lbi_cb_slot(pc, i)->inflight))
+			return true;
+		ck_pr_fence_acquire();	/* (E) */
+		lbi_tsan_acquire(&lbi_cb_slot(pc, i)->inflight);
+	}
+	return false;
+}
+
+/*
+ * Wait for the flushes that may hold the object whose node read @home:
+ * those of its home slot, or of every slot once it moved. One load per
+ * slot read when nothing is in flight.
+ */
+void lbi_wait_home(struct lb_cpubatch *pc, uint32_t home)
+{
+	unsigned int i, slot = LBI_HOME_SLOT(home);
+
+	if (!(home & LBI_HOME_MOVED)) {
+		if (slot && slot <= pc->slots.nr)
+			lbi_wait_flushes(pc, slot - 1);
+		return;
+	}
+	for (i = 0; i < pc->slots.nr; i++)
+		lbi_wait_flushes(pc, i);
+}
+
+/*
+ * @n read "not cached": the flush that took it out of its batch, if any,
+ * is counted in its home slot (D), or in any slot once it moved. After
+ * waiting for every slot, the "moved" mark goes, unless @home changed
+ * meanwhile: an add to the home slot itself leaves @home as it is, and
+ * its flushes are the home slot's, so only a move matters, and each move
+ * advances the generation. The caller keeps the node valid for the call.
+ */
+void lbi_wait_node_flush(struct lb_cpubatch *pc, struct lb_node *n)
 {
 	uint32_t home;
 
 	ck_pr_fence_load();
 	home = ck_pr_load_32(&n->home);
-	if (home && home <= pc->slots.nr)
-		lbi_wait_flushes(pc, home - 1);
+	lbi_tsan_acquire(&n->home);	/* a wait that cleared the mark */
+	lbi_wait_home(pc, home);
+	if (home & LBI_HOME_MOVED) {
+		lbi_tsan_release(&n->home);
+		ck_pr_cas_32(&n->home, home, home & ~LBI_HOME_MOVED);
+	}
 }
 
 static int drain_all(struct lb_cpubatch *pc, bool forced, enum lb_flush_cause cause)

@@ -181,6 +181,48 @@ static inline void lbi_cb_unlock_own(struct lb_cpubatch *pc, unsigned int idx)
 	lbi_slot_unlock(h);
 }
 
+/*
+ * lb_node.home: the slot index + 1 in the low bits (LB_NODE_HOME_SLOT()),
+ * a generation that every change of home advances, and the top bit,
+ * "moved": the object entered the batch of a slot other than its home
+ * while the home still had a flush in flight, so a flush holding it may be
+ * counted in a slot other than the one @home names (the add cannot tell
+ * whose flush it was). Waits for the object's flushes then read every
+ * slot (lbi_wait_home()); one that finds the node not cached clears the
+ * mark if @home did not change meanwhile, which the generation tells
+ * (lbi_wait_node_flush()).
+ */
+#define LBI_HOME_MOVED (1u << 31)
+#define LBI_HOME_GEN_ONE (LB_NODE_HOME_SLOT_MASK + 1)
+#define LBI_HOME_GEN_MASK (LBI_HOME_MOVED - LBI_HOME_GEN_ONE)
+#define LBI_HOME_SLOT(home) LB_NODE_HOME_SLOT(home)
+
+_Static_assert(LB_CPU_SLOTS_MAX <= LB_NODE_HOME_SLOT_MASK,
+	       "slot index + 1 fits below the generation");
+
+/*
+ * An add entering slot @idx records it as @n's home. The common case, the
+ * same slot as last time, stores nothing. Otherwise the old home's
+ * in-flight count tells whether a flush there may still hold the object:
+ * the caller saw n->slot == 0 first, so the old batch is swapped out and
+ * counted (A). No call: the add paths keep no frame for it.
+ */
+static inline void lbi_set_home(const struct lb_cpubatch *pc, struct lb_node *n,
+				unsigned int idx)
+{
+	uint32_t old = ck_pr_load_32(&n->home), slot = LBI_HOME_SLOT(old);
+	uint32_t moved = old & LBI_HOME_MOVED;
+
+	if (lbi_likely(slot == idx + 1))
+		return;
+	ck_pr_fence_load();	/* (D) */
+	if (slot && slot <= pc->slots.nr &&
+	    ck_pr_load_32(&lbi_cb_slot(pc, slot - 1)->inflight))
+		moved = LBI_HOME_MOVED;
+	ck_pr_store_32(&n->home, ((old + LBI_HOME_GEN_ONE) & LBI_HOME_GEN_MASK) |
+				 moved | (idx + 1));
+}
+
 /* A batch swapped out of its slot, on its way to the back-end. */
 struct lbi_flushbuf {
 	unsigned int slot;
@@ -209,7 +251,9 @@ void lbi_drain_unlock(struct lb_cpubatch *pc);
 int lbi_node_check(const struct lb_cpubatch *pc, const struct lb_node *n);
 int lbi_lock_node_slot(struct lb_cpubatch *pc, struct lb_node *n);
 void lbi_wait_flushes(struct lb_cpubatch *pc, unsigned int idx);
-void lbi_wait_node_flush(struct lb_cpubatch *pc, const struct lb_node *n);
+void lbi_wait_home(struct lb_cpubatch *pc, uint32_t home);
+bool lbi_home_in_flight(const struct lb_cpubatch *pc, uint32_t home);
+void lbi_wait_node_flush(struct lb_cpubatch *pc, struct lb_node *n);
 int lbi_drain_init(struct lb_cpubatch *pc);
 void lbi_drain_fini(struct lb_cpubatch *pc);
 void lbi_drain_stats(struct lb_cpubatch *pc, struct lb_cpubatch_drain_stats *out);

@@ -42,22 +42,14 @@ static int settle_cached(struct lb_cpubatch *pc, void *obj, unsigned int idx,
 }
 
 /*
- * Whether the object's home slot has a flush between swap-out and @put.
- * The caller read n->slot == 0 first (D).
+ * Whether a flush that may hold the object is between swap-out and @put
+ * (its home slot's, or any slot's once it moved). The caller read n->slot
+ * == 0 first (D).
  */
 static bool home_in_flight(const struct lb_cpubatch *pc, const struct lb_node *n)
 {
-	uint32_t home;
-
 	ck_pr_fence_load();
-	home = ck_pr_load_32(&n->home);
-	if (!home || home > pc->slots.nr)
-		return false;
-	if (ck_pr_load_32(&lbi_cb_slot(pc, home - 1)->inflight))
-		return true;
-	ck_pr_fence_acquire();	/* (E) */
-	lbi_tsan_acquire(&lbi_cb_slot(pc, home - 1)->inflight);
-	return false;
+	return lbi_home_in_flight(pc, ck_pr_load_32(&n->home));
 }
 
 static int settle(struct lb_cpubatch *pc, void *obj, struct lb_node *n,

@@ -253,7 +253,13 @@ enum lb_flush_cause {
  *        when the object enters the batch, cleared when the batch is
  *        swapped out for commit); readers without the lock must recheck
  *        under it.
- * @home: Index + 1 of the slot that cached the object last; never cleared.
+ * @home: Index + 1 of the slot that cached the object last, in the bits
+ *        of %LB_NODE_HOME_SLOT_MASK (read it with LB_NODE_HOME_SLOT());
+ *        never cleared. The bits above are the library's: a generation,
+ *        and a mark set when the object enters another slot's batch while
+ *        a flush from its home is still in flight (that flush then holds
+ *        it elsewhere than @home says), cleared by a drain that waited for
+ *        every slot.
  * @owner: Id of the &struct lb_cpubatch that cached the object last (0: never
  *         added).
  *
@@ -283,6 +289,19 @@ struct lb_node {
 	uint32_t home;
 	uint32_t owner;
 };
+
+/**
+ * define LB_NODE_HOME_SLOT_MASK - The bits of &lb_node.home that hold the slot.
+ *
+ * Above %LB_CPU_SLOTS_MAX, so every slot index + 1 fits.
+ */
+#define LB_NODE_HOME_SLOT_MASK 0x1fffu
+
+/**
+ * define LB_NODE_HOME_SLOT - The slot index + 1 in an &lb_node.home value.
+ * @home: The value (0: never added).
+ */
+#define LB_NODE_HOME_SLOT(home) ((home) & LB_NODE_HOME_SLOT_MASK)
 
 /**
  * define LB_NODE_INIT - Static initializer for &struct lb_node.
@@ -635,11 +654,12 @@ int lb_cpubatch_report_json(FILE *f, struct lb_cpubatch *pc);
  * In-flight flushes: a flush swaps its batch out under the slot lock, then
  * commits and puts without it. Every call below that reports an object or
  * a slot as drained waits for such flushes: lb_cpubatch_drain_obj() and
- * lb_cpubatch_drain_objs() for the flush that took each object out of its
- * batch, lb_cpubatch_drain_local() for those of the current slot,
+ * lb_cpubatch_drain_objs() for every flush that took each object out of
+ * a batch (also after flushing the batch that held it: an earlier flush
+ * of the object may still be in flight), lb_cpubatch_drain_local() for those of the current slot,
  * lb_cpubatch_drain_all(), lb_cpubatch_drain_all_forced() and lb_cpubatch_disable() for
  * those of every slot that started before the pass reached it, and settle
- * for those of the object's home slot (bounded by %LB_CPUBATCH_SETTLE_WAIT_NS
+ * for those that may hold the object (bounded by %LB_CPUBATCH_SETTLE_WAIT_NS
  * while the batch's reference decides between %LB_DRAINED and %LB_BUSY;
  * unbounded, as drain_obj, before %LB_SETTLED without @put). None of them
  * waits for flushes that start after it: those are of objects added later.
@@ -655,7 +675,10 @@ int lb_cpubatch_report_json(FILE *f, struct lb_cpubatch *pc);
  * flushed by its slot, committed and re-added to another slot); if it
  * moved, follows it. The slot is flushed with cause %LB_FLUSH_DRAIN_OBJ,
  * together with whatever else its batch held. O(1) in the number of slots:
- * no other slot is read or locked.
+ * no other slot is locked, and only the object's home slot is read for
+ * flushes in flight, unless the object was re-added to another slot while
+ * an earlier flush of it was still in flight (that flush's slot is then
+ * unknown, and every slot's in-flight count is read).
  *
  * Contract: when the call returns (0 or 1), no batch of @pc and no flush
  * of @pc references the object any more: if another thread's flush had
@@ -787,15 +810,17 @@ enum lb_settle_result {
  * Race window: a flush swaps its batch out (the node reads "not cached")
  * before it commits and drops the batch's reference with @put. A settle
  * landing in between sees R == @expected + 1 and no slot. If the object's
- * home slot (&lb_node.home) has flushes in flight, settle waits for them
- * (up to %LB_CPUBATCH_SETTLE_WAIT_NS) and decides again; if none are in flight
- * the surplus is someone else's: %LB_BUSY. A surplus of two or more is
- * %LB_BUSY without waiting. A re-add of the object to another slot while
- * its previous flush is still in flight also reads as %LB_BUSY.
+ * home slot (&lb_node.home; every slot once the object was re-added
+ * elsewhere while a flush of it was in flight) has flushes in flight,
+ * settle waits for them (up to %LB_CPUBATCH_SETTLE_WAIT_NS) and decides
+ * again; if none are in flight the surplus is someone else's: %LB_BUSY. A
+ * surplus of two or more is %LB_BUSY without waiting, and so is a re-add
+ * of the object while its previous flush still holds a reference.
  *
  * Without a @put op (the batch holds no counted reference) a flush between
  * swap-out and commit is invisible in R: before it returns %LB_SETTLED,
- * settle waits for the flushes of the home slot that started before, so
+ * settle waits for the flushes that may hold the object and started
+ * before (as lb_cpubatch_drain_obj() does), so
  * that %LB_SETTLED, like lb_cpubatch_drain_obj(), means that no batch and no
  * flush references the object.
  *

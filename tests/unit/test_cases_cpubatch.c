@@ -1,20 +1,25 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
- * Scenario cases C15 and C20 of tests/cases.md (second set), and
+ * Scenario cases C15, C20 and C23 of tests/cases.md (second set), and
  * the order in which lb_cpubatch calls report errors. Several instances here,
  * instance i batching into the fixture's back-end i.
  */
+#include "config.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <stdint.h>
 
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 
 #include <lockbatch/lock.h>
 #include <lockbatch/cpubatch.h>
+#include "../common/affinity.h"
 #include "../common/backend.h"
 
 #define NBE 2
@@ -312,6 +317,174 @@ Test(cases2, c20_settled_then_free, .timeout = 60)
 {
 	c20_by_settle = 1;
 	c20_run();
+}
+
+/*
+ * C23: an object re-added while an earlier flush of it is still in flight
+ * (swapped out, committed, @after and @put not yet run). Thread B flushes
+ * slot 0 and stays in that flush's @after; meanwhile the object goes back
+ * into a batch, of slot 0 or of slot 1, and the test drains it. The drain
+ * must wait for B's flush too: that flush still references the object.
+ */
+enum c23_drain { C23_DRAIN_OBJ, C23_DRAIN_OBJS, C23_FLUSHED_FIRST,
+		 C23_SETTLE };
+
+static int c23_real;			/* the real CPU, pinned: rseq path */
+static unsigned int c23_armed;		/* atomic: B's @after blocks once */
+static unsigned int c23_in_after;	/* atomic */
+static unsigned int c23_after_done;	/* atomic */
+
+static void c23_after(struct backend_fixture *f, struct test_backend *tb,
+		      void **objs, unsigned int n)
+{
+	struct timespec ts = { 0, 200 * 1000 * 1000 };
+
+	(void)f;
+	(void)tb;
+	(void)objs;
+	(void)n;
+	if (!__atomic_exchange_n(&c23_armed, 0, __ATOMIC_ACQ_REL))
+		return;
+	__atomic_store_n(&c23_in_after, 1, __ATOMIC_RELEASE);
+	/* Long enough that a drain that does not wait returns first. */
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+	__atomic_store_n(&c23_after_done, 1, __ATOMIC_RELEASE);
+}
+
+/* This thread on slot @cpu: injected, or pinned to that CPU. */
+static void c23_on(int cpu)
+{
+	if (c23_real)
+		cr_assert(eq(int, lb_test_pin(cpu, 0), 0));
+	else
+		backend_set_cpu(cpu);
+}
+
+static void *c23_flusher(void *arg)
+{
+	c23_on(0);
+	return (void *)(intptr_t)lb_cpubatch_drain_local(arg);
+}
+
+static void c23_run(int slot, enum c23_drain how, bool put)
+{
+	struct lb_backend_ops ops = backend_ops, plain = ops_of(backend_commit,
+								false);
+	struct lb_cpubatch *pc;
+	struct lb_node *nodes[1];
+	struct obj o;
+	pthread_t b;
+	void *brc;
+	int rc;
+
+	if (!put) {
+		ops.get = NULL;
+		ops.put = NULL;
+	}
+	if (c23_real) {
+		struct lb_cpubatch_conf conf = backend_conf(0,
+							    LB_CPUBATCH_WEIGHTED,
+							    0, 0, &ops);
+
+		conf.cpu_fn = NULL;
+		cr_assert(eq(int, lb_cpubatch_create(&be[0].pc, &conf), 0));
+		pc = be[0].pc;
+	} else {
+		pc = be_create(0, 2, 0, &ops);
+	}
+	be_create(1, 1, 0, &plain);
+	obj_init(&o, 0);
+	nodes[0] = &o.t.node;
+	backend_fixture.on_after = c23_after;
+	c23_armed = 1;
+	c23_on(0);
+	cr_assert(eq(int, obj_add(&o, 0), 0));
+	cr_assert(eq(int, pthread_create(&b, NULL, c23_flusher, pc), 0));
+	while (!__atomic_load_n(&c23_in_after, __ATOMIC_ACQUIRE))
+		sched_yield();
+	/* Swapped out and committed: the object may go into a batch again. */
+	c23_on(slot);
+	cr_assert(eq(int, obj_add(&o, 0), 0));
+	switch (how) {
+	case C23_DRAIN_OBJ:
+		rc = lb_cpubatch_drain_obj(pc, &o.t.node);
+		cr_assert(eq(int, rc, 1));
+		break;
+	case C23_DRAIN_OBJS:
+		rc = lb_cpubatch_drain_objs(pc, nodes, 1);
+		cr_assert(eq(int, rc, 1));
+		break;
+	case C23_FLUSHED_FIRST:
+		/* Slot 1's own flush ends here; B's is still in flight. */
+		cr_assert(eq(int, lb_cpubatch_drain_local(pc), 1));
+		cr_assert(eq(int, lb_cpubatch_drain_obj(pc, &o.t.node), 0));
+		break;
+	case C23_SETTLE:
+		cr_assert(eq(int, lb_cpubatch_drain_local(pc), 1));
+		rc = lb_cpubatch_settle(pc, &o, &o.t.node, 1);
+		cr_assert(eq(int, rc, LB_SETTLED));
+		break;
+	}
+	cr_assert(eq(u32, __atomic_load_n(&c23_after_done, __ATOMIC_ACQUIRE),
+		     1), "returned while B's flush still held the object");
+	cr_assert(eq(u32, o.commits[0], 2));
+	if (put)
+		cr_assert(eq(long, backend_batch_refs(&o.t), 0),
+			  "a batch reference is still held");
+	cr_assert(eq(int, pthread_join(b, &brc), 0));
+	cr_assert(eq(long, (long)(intptr_t)brc, 1));
+	backend_fixture.on_after = NULL;
+	be_destroy_all();
+}
+
+Test(cases2, c23_readd_same_slot_drain_obj, .timeout = 10)
+{
+	c23_run(0, C23_DRAIN_OBJ, true);
+}
+
+Test(cases2, c23_readd_other_slot_drain_obj, .timeout = 10)
+{
+	c23_run(1, C23_DRAIN_OBJ, true);
+}
+
+Test(cases2, c23_readd_other_slot_drain_objs, .timeout = 10)
+{
+	c23_run(1, C23_DRAIN_OBJS, true);
+}
+
+Test(cases2, c23_readd_other_slot_flushed_then_drain_obj, .timeout = 10)
+{
+	c23_run(1, C23_FLUSHED_FIRST, true);
+}
+
+Test(cases2, c23_readd_other_slot_settled_without_put, .timeout = 10)
+{
+	c23_run(1, C23_SETTLE, false);
+}
+
+/* The same on the real CPU (the rseq path where the process has it). */
+static void c23_real_run(enum c23_drain how)
+{
+	cpu_set_t orig;
+
+	cr_assert(eq(int, sched_getaffinity(0, sizeof(orig), &orig), 0));
+	if (!CPU_ISSET(0, &orig) || !CPU_ISSET(1, &orig) ||
+	    lb_cpu_count() < 2)
+		cr_skip_test("needs CPUs 0 and 1");
+	c23_real = 1;
+	c23_run(1, how, true);
+	sched_setaffinity(0, sizeof(orig), &orig);
+}
+
+Test(cases2, c23_real_cpu_readd_drain_obj, .timeout = 10)
+{
+	c23_real_run(C23_DRAIN_OBJ);
+}
+
+Test(cases2, c23_real_cpu_readd_flushed_then_drain_obj, .timeout = 10)
+{
+	c23_real_run(C23_FLUSHED_FIRST);
 }
 
 /*

@@ -250,16 +250,17 @@ Test(cpubatch, node_tracks_slot_home_owner)
 	cpu_id = 3;
 	add(a, 0, 1);
 	cr_assert(eq(u32, O[0].node.slot, 4));
-	cr_assert(eq(u32, O[0].node.home, 4));
+	cr_assert(eq(u32, LB_NODE_HOME_SLOT(O[0].node.home), 4));
 	cr_assert(ne(u32, O[0].node.owner, 0));
 	owner_a = O[0].node.owner;
 	cr_assert(eq(int, lb_cpubatch_drain_local(a), 1));
 	cr_assert(eq(u32, O[0].node.slot, 0), "not cached after the flush");
-	cr_assert(eq(u32, O[0].node.home, 4), "home is never cleared");
+	cr_assert(eq(u32, LB_NODE_HOME_SLOT(O[0].node.home), 4),
+		  "home is never cleared");
 	/* Committed objects may be added again, here to another lb_cpubatch. */
 	cpu_id = 1;
 	cr_assert(eq(int, add(b, 0, 1), 0));
-	cr_assert(eq(u32, O[0].node.home, 2));
+	cr_assert(eq(u32, LB_NODE_HOME_SLOT(O[0].node.home), 2));
 	cr_assert(ne(u32, O[0].node.owner, owner_a));
 	cr_assert(eq(int, lb_cpubatch_destroy(a), 0));
 	cr_assert(eq(int, lb_cpubatch_destroy(b), 0));
@@ -945,7 +946,8 @@ Test(cpubatch, real_cpu_node_tracking_and_remote_drain)
 			if (n % 6 == 3)	/* 4th of the slot: flushed */
 				continue;
 			cr_assert(eq(u32, O[n].node.slot, (uint32_t)cpu + 1));
-			cr_assert(eq(u32, O[n].node.home, (uint32_t)cpu + 1));
+			cr_assert(eq(u32, LB_NODE_HOME_SLOT(O[n].node.home),
+				     (uint32_t)cpu + 1));
 			cr_assert(ne(u32, O[n].node.owner, 0));
 			cr_assert(eq(int, add(pc, (unsigned int)n, 1), -EEXIST));
 		}
@@ -1006,7 +1008,7 @@ Test(cpubatch, real_cpu_without_get)
 	cr_assert(eq(int, add(pc, 1, 2), 0));
 	cr_assert(eq(int, add(pc, 2, 3), 0));
 	cr_assert(eq(u32, O[2].node.slot, (uint32_t)cpu + 1));
-	cr_assert(eq(u32, O[2].node.home, (uint32_t)cpu + 1));
+	cr_assert(eq(u32, LB_NODE_HOME_SLOT(O[2].node.home), (uint32_t)cpu + 1));
 	t = total_st(pc);
 	cr_assert(eq(u64, t.total.nr_cached, 3));
 	cr_assert(eq(u64, t.total.weight_cached, 6));

@@ -54,7 +54,7 @@ Test(drain_obj, flushes_only_the_holding_slot)
 		  "the whole batch of slot 1 goes");
 	cr_assert(eq(uint, backend_commits(&c), 0), "slot 2 is not touched");
 	cr_assert(eq(u32, a.node.slot, 0));
-	cr_assert(eq(u32, a.node.home, 2));
+	cr_assert(eq(u32, LB_NODE_HOME_SLOT(a.node.home), 2));
 	cr_assert(eq(long, a.ref, 1), "the batch's reference was dropped");
 	for (i = 0; i < NSLOTS; i++)
 		cr_assert(eq(u64, backend_slot_flushes(i, LB_FLUSH_DRAIN_OBJ),
