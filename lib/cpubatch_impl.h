@@ -210,11 +210,17 @@ _Static_assert(LB_CPU_SLOTS_MAX <= LB_NODE_HOME_SLOT_MASK,
 static inline void lbi_set_home(const struct lb_cpubatch *pc, struct lb_node *n,
 				unsigned int idx)
 {
-	uint32_t old = ck_pr_load_32(&n->home), slot = LBI_HOME_SLOT(old);
-	uint32_t moved = old & LBI_HOME_MOVED;
+	uint32_t old, slot, moved;
 
-	if (lbi_likely(slot == idx + 1))
+	/*
+	 * "Same slot" in one scratch register (idx + 1 is live already);
+	 * the move reads @home again rather than keep a copy of it.
+	 */
+	if (lbi_likely(!LBI_HOME_SLOT(ck_pr_load_32(&n->home) ^ (idx + 1))))
 		return;
+	old = ck_pr_load_32(&n->home);
+	slot = LBI_HOME_SLOT(old);
+	moved = old & LBI_HOME_MOVED;
 	ck_pr_fence_load();	/* (D) */
 	if (slot && slot <= pc->slots.nr &&
 	    ck_pr_load_32(&lbi_cb_slot(pc, slot - 1)->inflight))
