@@ -35,6 +35,9 @@
  * emits it only when the compiler targets PRFCHW, which x86-64's baseline
  * does not (it becomes a read prefetch), so the instruction is issued
  * directly where lb_lru_create() found it (lbi_lru_has_prefetchw()).
+ * The nodes at the tail of a long LRU mostly come from memory, where no
+ * other CPU holds them and a read brings them exclusive too; there the
+ * read prefetch of %LB_LRU_PREFETCH_READ can be the cheaper instruction.
  */
 static inline void prefetch_next(const struct lb_lru *lru,
 				 struct cds_list_head *next,
@@ -42,6 +45,10 @@ static inline void prefetch_next(const struct lb_lru *lru,
 {
 	if (lru->prefetch == LBI_LRU_PREFETCH_NONE || next == head)
 		return;
+	if (lru->prefetch == LBI_LRU_PREFETCH_READ) {
+		__builtin_prefetch(next, 0);
+		return;
+	}
 #if defined(__x86_64__)
 	if (lru->prefetch == LBI_LRU_PREFETCH_W) {
 		__asm__ volatile("prefetchw %0" : : "m"(*(const char *)next));

@@ -3,7 +3,7 @@
  * Prefetching LRU scans, measured: lb_lru_isolate() over a list of
  * objects scattered through an arena (the list order is a random
  * permutation of the arena), with the next node prefetched for writing
- * and without. The arena is sized from the last-level cache the kernel
+ * (the default), for reading (%LB_LRU_PREFETCH_READ) and not at all. The arena is sized from the last-level cache the kernel
  * reports (sysfs cpu0/cache, the highest level): the node lines a scan
  * visits, one per object, add up to four times that cache, so nearly
  * every visit misses it (--mib overrides).
@@ -31,11 +31,11 @@
  * per-node work beyond it. The "ceiling" column bounds that gain: a row's
  * plain time over the walk's, the speedup a prefetch would reach if it
  * hid all of the row's work behind the chase (a list cannot be walked
- * faster than one miss per node). Passes alternate between the
- * prefetching and the plain LRU, built over the same objects in the same
- * order, and the median pass of each gives CPU ns per node (thread CPU
- * time: the machine may be shared); ratios are from this one run. It never
- * fails; it prints a table, or JSON with --json.
+ * faster than one miss per node). Passes rotate between the three LRUs,
+ * each built over its own objects in the same order, and the median pass
+ * of each gives CPU ns per node (thread CPU time: the machine may be
+ * shared); ratios are from this one run. It never fails; it prints a
+ * table, or JSON with --json.
  *
  * Source of the idea: "mm, lru_gen: try to prefetch next page when
  * scanning LRU" (Kairui Song, v2, 2024).
@@ -69,6 +69,9 @@ struct scan_row {
 	enum scan_kind kind;
 	unsigned int work;
 };
+
+/* The default prefetch (for writing), LB_LRU_PREFETCH_READ, none. */
+enum { V_WRITE, V_READ, V_PLAIN, NR_VARIANTS };
 
 struct variant {
 	const char *name;
@@ -269,42 +272,45 @@ static uint32_t *shuffled(size_t n)
 }
 
 /*
- * One row: both variants over the same list, medians of @passes passes.
- * The walk row sets *@floor, the pointer chase alone; later rows report
- * their plain time over it.
+ * One row: the variants over the same list, medians of @passes passes.
+ * The walk row sets *@floor, the pointer chase alone (its fastest
+ * variant); every row reports its plain time over it.
  */
 static void row(struct variant *var, size_t n, unsigned int passes,
 		const struct scan_row *r, int json, int first, double *floor)
 {
 	unsigned int p, k;
-	double med[2], ceiling;
+	double med[NR_VARIANTS], ceiling;
 
 	work_iters = r->work;
-	/* Alternate which variant goes first, so drift hits both alike. */
+	/* Rotate which variant goes first, so drift hits all alike. */
 	for (p = 0; p < passes; p++)
-		for (k = 0; k < 2; k++) {
-			struct variant *v = &var[(p + k) % 2];
+		for (k = 0; k < NR_VARIANTS; k++) {
+			struct variant *v = &var[(p + k) % NR_VARIANTS];
 
 			v->ns[p] = pass(v, n, r->kind);
 		}
-	for (k = 0; k < 2; k++)
+	for (k = 0; k < NR_VARIANTS; k++) {
 		med[k] = median(var[k].ns, passes);
-	if (r->kind == SCAN_WALK && !r->work)
-		*floor = med[0] < med[1] ? med[0] : med[1];
-	ceiling = *floor > 0 ? med[1] / *floor : 0;
+		if (r->kind == SCAN_WALK && !r->work &&
+		    (!k || med[k] < *floor))
+			*floor = med[k];
+	}
+	ceiling = *floor > 0 ? med[V_PLAIN] / *floor : 0;
 	if (json)
 		printf("%s{\"scan\":\"%s\",\"work\":%u,"
 		       "\"prefetch_ns_per_node\":%.2f,"
+		       "\"read_prefetch_ns_per_node\":%.2f,"
 		       "\"no_prefetch_ns_per_node\":%.2f,\"speedup\":%.3f,"
-		       "\"ceiling\":%.3f}",
-		       first ? "" : ",", r->name, r->work, med[0], med[1],
-		       med[1] / med[0], ceiling);
-	else if (ceiling > 0)
-		printf("%-8s %16.2f %16.2f %8.3fx %8.3fx\n", r->name, med[0],
-		       med[1], med[1] / med[0], ceiling);
+		       "\"read_speedup\":%.3f,\"ceiling\":%.3f}",
+		       first ? "" : ",", r->name, r->work, med[V_WRITE],
+		       med[V_READ], med[V_PLAIN], med[V_PLAIN] / med[V_WRITE],
+		       med[V_PLAIN] / med[V_READ], ceiling);
 	else
-		printf("%-8s %16.2f %16.2f %8.3fx %9s\n", r->name, med[0],
-		       med[1], med[1] / med[0], "-");
+		printf("%-8s %9.2f %9.2f %9.2f %8.3fx %8.3fx %8.3f%s\n",
+		       r->name, med[V_WRITE], med[V_READ], med[V_PLAIN],
+		       med[V_PLAIN] / med[V_WRITE], med[V_PLAIN] / med[V_READ],
+		       ceiling, ceiling > 0 ? "x" : " (no walk row)");
 }
 
 static const struct scan_row rows[] = {
@@ -347,7 +353,7 @@ static int parse(int argc, char **argv, struct args *a)
 /*
  * Enough objects that their node lines, one per object, span four times
  * the last-level cache: 4 * @llc / 64 objects of sizeof(struct sobj).
- * Without a cache size, 128 MiB. At most 2 GiB (two arenas are built).
+ * Without a cache size, 128 MiB. At most 2 GiB (three arenas are built).
  */
 static size_t default_mib(size_t llc)
 {
@@ -361,9 +367,12 @@ static size_t default_mib(size_t llc)
 
 int main(int argc, char **argv)
 {
-	struct variant var[2] = {
-		{ .name = "prefetch", .flags = 0 },
-		{ .name = "no-prefetch", .flags = LB_LRU_NO_PREFETCH },
+	struct variant var[NR_VARIANTS] = {
+		[V_WRITE] = { .name = "prefetch", .flags = 0 },
+		[V_READ] = { .name = "read-prefetch",
+			     .flags = LB_LRU_PREFETCH_READ },
+		[V_PLAIN] = { .name = "no-prefetch",
+			      .flags = LB_LRU_NO_PREFETCH },
 	};
 	struct args a;
 	unsigned int k, w;
@@ -387,7 +396,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	perm = shuffled(n);
-	for (k = 0; k < 2; k++)
+	for (k = 0; k < NR_VARIANTS; k++)
 		if (!perm || build(&var[k], perm, n)) {
 			fprintf(stderr, "out of memory\n");
 			return 1;
@@ -398,9 +407,10 @@ int main(int argc, char **argv)
 		       "\"rows\":[", llc, a.mib, n, a.passes);
 	else
 		printf("LRU scan, %zu nodes scattered over %zu MiB (LLC %zu KiB), median of %u passes\n"
-		       "%-8s %16s %16s %9s %9s\n", n, a.mib, llc >> 10,
-		       a.passes, "scan", "prefetch ns/node", "plain ns/node",
-		       "speedup", "ceiling");
+		       "ns/node: prefetch for writing (default), for reading, none; speedups over none\n"
+		       "%-8s %9s %9s %9s %9s %9s %9s\n", n, a.mib, llc >> 10,
+		       a.passes, "scan", "write", "read", "plain", "speedup",
+		       "read", "ceiling");
 	for (w = 0; w < NR_ROWS; w++) {
 		if (a.only && strcmp(a.only, rows[w].name))
 			continue;
@@ -409,7 +419,7 @@ int main(int argc, char **argv)
 	}
 	if (a.json)
 		printf("]}\n");
-	for (k = 0; k < 2; k++) {
+	for (k = 0; k < NR_VARIANTS; k++) {
 		struct cds_list_head all;
 
 		CDS_INIT_LIST_HEAD(&all);
