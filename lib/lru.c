@@ -261,6 +261,8 @@ int lb_lru_create(struct lb_lru **plru, const struct lb_lru_conf *conf)
 	int rc, i;
 
 	if (!plru || !conf || (conf->flags & ~LB_LRU_CONF_FLAGS) ||
+	    (conf->flags & LB_LRU_NO_PREFETCH &&
+	     conf->flags & LB_LRU_PREFETCH_READ) ||
 	    (unsigned int)conf->lock_kind >= LB_LOCK_NR_KINDS)
 		return -EINVAL;
 	lru = aligned_alloc(LBI_LRU_LINE, sizeof(*lru));
@@ -279,6 +281,8 @@ int lb_lru_create(struct lb_lru **plru, const struct lb_lru_conf *conf)
 	lru->flags = conf->flags;
 	if (conf->flags & LB_LRU_NO_PREFETCH)
 		lru->prefetch = LBI_LRU_PREFETCH_NONE;
+	else if (conf->flags & LB_LRU_PREFETCH_READ)
+		lru->prefetch = LBI_LRU_PREFETCH_READ;
 	else if (lbi_lru_has_prefetchw())
 		lru->prefetch = LBI_LRU_PREFETCH_W;
 	else

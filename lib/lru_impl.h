@@ -16,6 +16,7 @@ enum lbi_lru_prefetch {
 	LBI_LRU_PREFETCH_NONE,	/* %LB_LRU_NO_PREFETCH */
 	LBI_LRU_PREFETCH_BUILTIN,	/* __builtin_prefetch(p, 1) */
 	LBI_LRU_PREFETCH_W,	/* x86 PREFETCHW, the CPU has it */
+	LBI_LRU_PREFETCH_READ,	/* %LB_LRU_PREFETCH_READ */
 };
 
 /*

@@ -18,12 +18,26 @@
  * own; the prefetch overlaps the next miss with this node's work. It is
  * issued as soon as the next node's address is known, before the callback.
  *
+ * It cannot do better than that. The next address arrives with the current
+ * node, so a scan costs at least one miss latency per node whatever it
+ * prefetches; a short visit (a referenced check, a rotation) already runs
+ * inside that latency, where the out-of-order core overlaps it with the
+ * next load without help. Looking further ahead does not change this:
+ * collecting K nodes before visiting them (to prefetch the objects' other
+ * lines K ahead) still walks the same chain, one miss at a time. The
+ * prefetch pays when the per-node work outlasts the core's window
+ * (tests/bench/bench_lru_scan.c, rows age+32 and age+64, and its ceiling
+ * column).
+ *
  * For writing means PREFETCHW: the line arrives exclusive, so the stores
  * need no second request for ownership when it was last held by another
  * CPU (the nodes are committed by every CPU). __builtin_prefetch(p, 1)
  * emits it only when the compiler targets PRFCHW, which x86-64's baseline
  * does not (it becomes a read prefetch), so the instruction is issued
  * directly where lb_lru_create() found it (lbi_lru_has_prefetchw()).
+ * The nodes at the tail of a long LRU mostly come from memory, where no
+ * other CPU holds them and a read brings them exclusive too; there the
+ * read prefetch of %LB_LRU_PREFETCH_READ can be the cheaper instruction.
  */
 static inline void prefetch_next(const struct lb_lru *lru,
 				 struct cds_list_head *next,
@@ -31,6 +45,10 @@ static inline void prefetch_next(const struct lb_lru *lru,
 {
 	if (lru->prefetch == LBI_LRU_PREFETCH_NONE || next == head)
 		return;
+	if (lru->prefetch == LBI_LRU_PREFETCH_READ) {
+		__builtin_prefetch(next, 0);
+		return;
+	}
 #if defined(__x86_64__)
 	if (lru->prefetch == LBI_LRU_PREFETCH_W) {
 		__asm__ volatile("prefetchw %0" : : "m"(*(const char *)next));

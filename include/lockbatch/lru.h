@@ -41,11 +41,13 @@ extern "C" {
  * per object (isolate, rotate to the head, activate, skip, stop). The scan
  * prefetches the next node for writing (x86 PREFETCHW where CPUID reports
  * it, else ``__builtin_prefetch(p, 1)``; MGLRU's scan uses prefetchw) while
- * the callback works on the current one; %LB_LRU_NO_PREFETCH turns that
- * off. The next pointer is read before the callback runs, so the core's
- * out-of-order window already overlaps the next miss with a short visit:
- * the prefetch pays off when the per-object work is longer than that
- * window (tests/bench/bench_lru_scan.c measures both). lb_lru_putback() moves a private
+ * the callback works on the current one; %LB_LRU_PREFETCH_READ prefetches
+ * for reading instead, %LB_LRU_NO_PREFETCH not at all. The next pointer is
+ * read before the callback runs, so the core's out-of-order window already
+ * overlaps the next miss with a short visit: the prefetch pays off only
+ * when the per-object work is longer than that window, and a scan cannot
+ * go faster than one miss per node, the pointer chase
+ * (tests/bench/bench_lru_scan.c measures each prefetch against that floor). lb_lru_putback() moves a private
  * list back (the move_folios_to_lru() shape): the @release hook drops the
  * isolation reference of each object, and objects whose last reference
  * that was go to the @secondary hook *after* the lock is dropped.
@@ -198,9 +200,20 @@ struct lb_lru_ops {
  */
 #define LB_LRU_HOLD_TIME 0x4u
 /**
+ * define LB_LRU_PREFETCH_READ - Conf flag, scans prefetch for reading.
+ *
+ * A read prefetch (``__builtin_prefetch(p, 0)``) instead of PREFETCHW. The
+ * nodes at the tail of a long LRU come from memory with no other cache
+ * holding them, so a read brings them exclusive anyway; on some cores a
+ * read prefetch is the cheaper instruction (bench_lru_scan measures both).
+ * Not with %LB_LRU_NO_PREFETCH.
+ */
+#define LB_LRU_PREFETCH_READ 0x8u
+/**
  * define LB_LRU_CONF_FLAGS - Every conf flag.
  */
-#define LB_LRU_CONF_FLAGS (LB_LRU_NO_PREFETCH | LB_LRU_NO_SPLICE | LB_LRU_HOLD_TIME)
+#define LB_LRU_CONF_FLAGS (LB_LRU_NO_PREFETCH | LB_LRU_NO_SPLICE | \
+			   LB_LRU_HOLD_TIME | LB_LRU_PREFETCH_READ)
 
 /**
  * define LB_LRU_PUTBACK_LOCKED - Putback flag, run @secondary under the lock (6.12).
@@ -215,7 +228,8 @@ struct lb_lru_ops {
  *	it uses one entry of the %LB_LOCK_NEST_MAX table.
  * @name: Lock name for reports (not copied); NULL means "lru".
  * @node_offset: offsetof() the &struct lb_lru_node in the caller's object.
- * @flags: %LB_LRU_NO_PREFETCH, %LB_LRU_NO_SPLICE, %LB_LRU_HOLD_TIME.
+ * @flags: %LB_LRU_NO_PREFETCH, %LB_LRU_PREFETCH_READ, %LB_LRU_NO_SPLICE,
+ *         %LB_LRU_HOLD_TIME.
  * @ops: Hooks, copied at creation; NULL means none.
  * @arg: Passed to @ops->release and @ops->secondary.
  */
@@ -319,8 +333,9 @@ struct lb_lru;
  * @conf: Parameters.
  *
  * Context: Any thread. Allocates.
- * Return: 0, %-EINVAL if @lru or @conf is NULL, the lock kind is unknown or
- * @conf->flags has unknown bits; %-ENOMEM. *@lru is set only on success.
+ * Return: 0, %-EINVAL if @lru or @conf is NULL, the lock kind is unknown,
+ * @conf->flags has unknown bits or both %LB_LRU_NO_PREFETCH and
+ * %LB_LRU_PREFETCH_READ; %-ENOMEM. *@lru is set only on success.
  */
 int lb_lru_create(struct lb_lru **lru, const struct lb_lru_conf *conf);
 
@@ -407,8 +422,8 @@ int lb_lru_commit(struct lb_lru *lru, void *const *objs, unsigned int n);
  * most as many as the list held when the scan started (so rotated objects
  * are not seen twice), until @nr are isolated or @scan says stop. Isolated
  * objects lose %LB_LRU_NODE_ON_LRU and keep %LB_LRU_NODE_ACTIVE as it was. While it
- * works on one object it prefetches the next one's node for writing,
- * unless %LB_LRU_NO_PREFETCH.
+ * works on one object it prefetches the next one's node for writing
+ * (for reading with %LB_LRU_PREFETCH_READ), unless %LB_LRU_NO_PREFETCH.
  *
  * Context: Takes the LRU lock once; calls @scan under it.
  * Return: the number isolated, or %-EINVAL if @lru or @dst is NULL or

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
  * Prefetching LRU scans, measured: lb_lru_isolate() over a list of
- * objects scattered through an arena four times the size of the
- * last-level cache (the list order is a random permutation of the arena),
- * with the next node prefetched for writing and without.
+ * objects scattered through an arena (the list order is a random
+ * permutation of the arena), with the next node prefetched for writing
+ * (the default), for reading (%LB_LRU_PREFETCH_READ) and not at all. The arena is sized from the last-level cache the kernel
+ * reports (sysfs cpu0/cache, the highest level): the node lines a scan
+ * visits, one per object, add up to four times that cache, so nearly
+ * every visit misses it (--mib overrides).
  *
  * Rows, each one scan kind over the whole list under one lock hold:
  * - walk: the bare walk, every object skipped unread. The next pointer is
- *   the demand load, so there is nothing for a prefetch to overlap.
+ *   the demand load, so there is nothing for a prefetch to overlap: its
+ *   time per node is the pointer chase alone, the floor of every scan.
  * - age: an aging visit (MGLRU's scan_folios() with sort_folio()): stamp
  *   the generation with a compare-and-swap (folio_update_gen()), test and
  *   clear the referenced bits (lb_refbits), rotate the referenced ones
@@ -19,13 +23,17 @@
  * - age+32, age+64: the aging visit plus 32 or 64 steps of other
  *   per-object work (a dependent multiply chain, about 40 and 80 ns here,
  *   standing in for the checks a kernel scan makes per folio: owner,
- *   mapping, memcg).
+ *   mapping, memcg). Not a shape lb_lru users run: they show where the
+ *   prefetch starts to pay.
  * The scan reads the next pointer before the callback runs, so the core's
  * out-of-order window already starts the next miss while a short visit
  * executes: the prefetch gains only what the window cannot reach, the
- * per-node work beyond it. Passes alternate between the prefetching and the
- * plain LRU, built over the same objects in the same order, and the median
- * pass of each gives CPU ns per node (thread CPU time: the machine may be
+ * per-node work beyond it. The "ceiling" column bounds that gain: a row's
+ * plain time over the walk's, the speedup a prefetch would reach if it
+ * hid all of the row's work behind the chase (a list cannot be walked
+ * faster than one miss per node). Passes rotate between the three LRUs,
+ * each built over its own objects in the same order, and the median pass
+ * of each gives CPU ns per node (thread CPU time: the machine may be
  * shared); ratios are from this one run. It never fails; it prints a
  * table, or JSON with --json.
  *
@@ -62,6 +70,9 @@ struct scan_row {
 	unsigned int work;
 };
 
+/* The default prefetch (for writing), LB_LRU_PREFETCH_READ, none. */
+enum { V_WRITE, V_READ, V_PLAIN, NR_VARIANTS };
+
 struct variant {
 	const char *name;
 	unsigned int flags;
@@ -69,6 +80,40 @@ struct variant {
 	struct sobj *objs;
 	double ns[16];
 };
+
+/* The largest cache the kernel lists for CPU 0 (sysfs), in bytes; 0: none. */
+static size_t llc_bytes(void)
+{
+	size_t best = 0;
+	unsigned int i, level, best_level = 0;
+
+	for (i = 0; i < 16; i++) {
+		char path[96];
+		unsigned long kib;
+		FILE *f;
+		int ok;
+
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/cpu/cpu0/cache/index%u/level", i);
+		f = fopen(path, "r");
+		if (!f)
+			break;
+		ok = fscanf(f, "%u", &level) == 1;
+		fclose(f);
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/cpu/cpu0/cache/index%u/size", i);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		ok = ok && fscanf(f, "%luK", &kib) == 1;
+		fclose(f);
+		if (ok && level >= best_level) {
+			best_level = level;
+			best = (size_t)kib * 1024;
+		}
+	}
+	return best;
+}
 
 static uint64_t now_ns(void)
 {
@@ -226,32 +271,46 @@ static uint32_t *shuffled(size_t n)
 	return perm;
 }
 
-/* One row: both variants over the same list, medians of @passes passes. */
+/*
+ * One row: the variants over the same list, medians of @passes passes.
+ * The walk row sets *@floor, the pointer chase alone (its fastest
+ * variant); every row reports its plain time over it.
+ */
 static void row(struct variant *var, size_t n, unsigned int passes,
-		const struct scan_row *r, int json, int first)
+		const struct scan_row *r, int json, int first, double *floor)
 {
 	unsigned int p, k;
-	double med[2];
+	double med[NR_VARIANTS], ceiling;
 
 	work_iters = r->work;
-	/* Alternate which variant goes first, so drift hits both alike. */
+	/* Rotate which variant goes first, so drift hits all alike. */
 	for (p = 0; p < passes; p++)
-		for (k = 0; k < 2; k++) {
-			struct variant *v = &var[(p + k) % 2];
+		for (k = 0; k < NR_VARIANTS; k++) {
+			struct variant *v = &var[(p + k) % NR_VARIANTS];
 
 			v->ns[p] = pass(v, n, r->kind);
 		}
-	for (k = 0; k < 2; k++)
+	for (k = 0; k < NR_VARIANTS; k++) {
 		med[k] = median(var[k].ns, passes);
+		if (r->kind == SCAN_WALK && !r->work &&
+		    (!k || med[k] < *floor))
+			*floor = med[k];
+	}
+	ceiling = *floor > 0 ? med[V_PLAIN] / *floor : 0;
 	if (json)
 		printf("%s{\"scan\":\"%s\",\"work\":%u,"
 		       "\"prefetch_ns_per_node\":%.2f,"
-		       "\"no_prefetch_ns_per_node\":%.2f,\"speedup\":%.3f}",
-		       first ? "" : ",", r->name, r->work, med[0], med[1],
-		       med[1] / med[0]);
+		       "\"read_prefetch_ns_per_node\":%.2f,"
+		       "\"no_prefetch_ns_per_node\":%.2f,\"speedup\":%.3f,"
+		       "\"read_speedup\":%.3f,\"ceiling\":%.3f}",
+		       first ? "" : ",", r->name, r->work, med[V_WRITE],
+		       med[V_READ], med[V_PLAIN], med[V_PLAIN] / med[V_WRITE],
+		       med[V_PLAIN] / med[V_READ], ceiling);
 	else
-		printf("%-8s %16.2f %16.2f %8.3fx\n", r->name, med[0], med[1],
-		       med[1] / med[0]);
+		printf("%-8s %9.2f %9.2f %9.2f %8.3fx %8.3fx %8.3f%s\n",
+		       r->name, med[V_WRITE], med[V_READ], med[V_PLAIN],
+		       med[V_PLAIN] / med[V_WRITE], med[V_PLAIN] / med[V_READ],
+		       ceiling, ceiling > 0 ? "x" : " (no walk row)");
 }
 
 static const struct scan_row rows[] = {
@@ -275,7 +334,7 @@ static int parse(int argc, char **argv, struct args *a)
 {
 	int i;
 
-	*a = (struct args){ 128, 7, NULL, 0 };
+	*a = (struct args){ 0, 7, NULL, 0 };
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json"))
 			a->json = 1;
@@ -288,18 +347,38 @@ static int parse(int argc, char **argv, struct args *a)
 		else
 			return -1;
 	}
-	return a->passes >= 1 && a->passes <= 16 && a->mib >= 1 ? 0 : -1;
+	return a->passes >= 1 && a->passes <= 16 ? 0 : -1;
+}
+
+/*
+ * Enough objects that their node lines, one per object, span four times
+ * the last-level cache: 4 * @llc / 64 objects of sizeof(struct sobj).
+ * Without a cache size, 128 MiB. At most 2 GiB (three arenas are built).
+ */
+static size_t default_mib(size_t llc)
+{
+	size_t mib;
+
+	if (!llc)
+		return 128;
+	mib = (4 * llc / 64 * sizeof(struct sobj) + (1u << 20) - 1) >> 20;
+	return mib > 2048 ? 2048 : mib;
 }
 
 int main(int argc, char **argv)
 {
-	struct variant var[2] = {
-		{ .name = "prefetch", .flags = 0 },
-		{ .name = "no-prefetch", .flags = LB_LRU_NO_PREFETCH },
+	struct variant var[NR_VARIANTS] = {
+		[V_WRITE] = { .name = "prefetch", .flags = 0 },
+		[V_READ] = { .name = "read-prefetch",
+			     .flags = LB_LRU_PREFETCH_READ },
+		[V_PLAIN] = { .name = "no-prefetch",
+			      .flags = LB_LRU_NO_PREFETCH },
 	};
 	struct args a;
 	unsigned int k, w;
 	int first = 1;
+	double floor = 0;
+	size_t llc = 0;
 	uint32_t *perm;
 	size_t n;
 
@@ -308,29 +387,39 @@ int main(int argc, char **argv)
 			argv[0]);
 		return 2;
 	}
+	llc = llc_bytes();
+	if (!a.mib)
+		a.mib = default_mib(llc);
 	n = a.mib * 1024 * 1024 / sizeof(struct sobj);
+	if (!n || n > UINT32_MAX) {
+		fprintf(stderr, "--mib out of range\n");
+		return 2;
+	}
 	perm = shuffled(n);
-	for (k = 0; k < 2; k++)
+	for (k = 0; k < NR_VARIANTS; k++)
 		if (!perm || build(&var[k], perm, n)) {
 			fprintf(stderr, "out of memory\n");
 			return 1;
 		}
 	if (a.json)
-		printf("{\"bench\":\"lru_scan\",\"arena_mib\":%zu,\"nodes\":%zu,"
-		       "\"passes\":%u,\"rows\":[", a.mib, n, a.passes);
+		printf("{\"bench\":\"lru_scan\",\"llc_bytes\":%zu,"
+		       "\"arena_mib\":%zu,\"nodes\":%zu,\"passes\":%u,"
+		       "\"rows\":[", llc, a.mib, n, a.passes);
 	else
-		printf("LRU scan, %zu nodes scattered over %zu MiB, median of %u passes\n"
-		       "%-8s %16s %16s %9s\n", n, a.mib, a.passes, "scan",
-		       "prefetch ns/node", "plain ns/node", "speedup");
+		printf("LRU scan, %zu nodes scattered over %zu MiB (LLC %zu KiB), median of %u passes\n"
+		       "ns/node: prefetch for writing (default), for reading, none; speedups over none\n"
+		       "%-8s %9s %9s %9s %9s %9s %9s\n", n, a.mib, llc >> 10,
+		       a.passes, "scan", "write", "read", "plain", "speedup",
+		       "read", "ceiling");
 	for (w = 0; w < NR_ROWS; w++) {
 		if (a.only && strcmp(a.only, rows[w].name))
 			continue;
-		row(var, n, a.passes, &rows[w], a.json, first);
+		row(var, n, a.passes, &rows[w], a.json, first, &floor);
 		first = 0;
 	}
 	if (a.json)
 		printf("]}\n");
-	for (k = 0; k < 2; k++) {
+	for (k = 0; k < NR_VARIANTS; k++) {
 		struct cds_list_head all;
 
 		CDS_INIT_LIST_HEAD(&all);

@@ -344,13 +344,13 @@ static void run_seed(uint64_t seed, unsigned int flags)
 Test(prop_lru, random_ops_vs_model)
 {
 	static const unsigned int variants[] = {
-		0, LB_LRU_NO_SPLICE, LB_LRU_NO_PREFETCH,
+		0, LB_LRU_NO_SPLICE, LB_LRU_NO_PREFETCH, LB_LRU_PREFETCH_READ,
 		LB_LRU_NO_SPLICE | LB_LRU_NO_PREFETCH | LB_LRU_HOLD_TIME,
 	};
 	uint64_t s;
 	unsigned int i, v;
 
-	for (v = 0; v < 4; v++) {
+	for (v = 0; v < sizeof(variants) / sizeof(variants[0]); v++) {
 		if (lb_seed_from_env(&s)) {
 			run_seed(s, variants[v]);
 			continue;

@@ -120,6 +120,8 @@ Test(lru, create_rejects_bad_conf)
 	cr_assert(eq(int, lb_lru_create(&lru, NULL), -EINVAL));
 	conf.flags = 0x80;
 	cr_assert(eq(int, lb_lru_create(&lru, &conf), -EINVAL));
+	conf.flags = LB_LRU_NO_PREFETCH | LB_LRU_PREFETCH_READ;
+	cr_assert(eq(int, lb_lru_create(&lru, &conf), -EINVAL));
 	conf.flags = 0;
 	conf.lock_kind = (enum lb_lock_kind)7;
 	cr_assert(eq(int, lb_lru_create(&lru, &conf), -EINVAL));
@@ -269,10 +271,13 @@ static enum lb_lru_verdict verdict_by_id(void *o, void *arg)
 	}
 }
 
-/* Ids 0..13 committed one by one; tail is 0. Scan stops at id 9. */
-Test(lru, isolate_verdicts)
+/*
+ * Ids 0..13 committed one by one; tail is 0. Scan stops at id 9. The
+ * prefetch (@flags) must not change what the scan does.
+ */
+static void check_isolate_verdicts(unsigned int flags)
 {
-	struct lb_lru *lru = mk(0);
+	struct lb_lru *lru = mk(flags);
 	struct cds_list_head l;
 	unsigned int ids[NOBJ], i, n;
 	struct lb_lru_stats st;
@@ -313,6 +318,21 @@ Test(lru, isolate_verdicts)
 	cr_assert(eq(u32, ids[0], 2));
 	cr_assert(eq(u32, ids[1], 7));
 	cr_assert(eq(int, lb_lru_destroy(lru), 0));
+}
+
+Test(lru, isolate_verdicts)
+{
+	check_isolate_verdicts(0);
+}
+
+Test(lru, isolate_verdicts_read_prefetch)
+{
+	check_isolate_verdicts(LB_LRU_PREFETCH_READ);
+}
+
+Test(lru, isolate_verdicts_no_prefetch)
+{
+	check_isolate_verdicts(LB_LRU_NO_PREFETCH);
 }
 
 static enum lb_lru_verdict always_rotate(void *o, void *arg)
