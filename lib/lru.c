@@ -120,8 +120,10 @@ void lbi_lru_lock(struct lb_lru *lru, enum lb_lru_path path)
 			ps->waits_long++;
 			ps->wait_ns_long += wait;
 		}
+		ps->wait_ns_yield += now->wait_ns_yield - lru->c.seen_wait_yield;
 		lru->c.seen_contentions = now->contentions;
 		lru->c.seen_wait_ns = now->wait_ns_total;
+		lru->c.seen_wait_yield = now->wait_ns_yield;
 	}
 	if (lru->flags & LB_LRU_HOLD_TIME)
 		lru->c.hold_start = ticks();
@@ -196,7 +198,7 @@ static unsigned int commit_splice(struct lb_lru *lru, void *const *objs,
 	lru->c.nr[LB_LRU_INACTIVE] += nr;
 	lru->c.weight[LB_LRU_INACTIVE] += weight;
 	if (lbi_unlikely(bad))
-		lru->c.errors += bad;
+		lru->errors += bad;
 	lbi_lru_unlock(lru, LB_LRU_PATH_ADD, nr);
 	return nr;
 }
@@ -212,7 +214,7 @@ static unsigned int commit_each(struct lb_lru *lru, void *const *objs,
 		struct lb_lru_node *node = lbi_lru_node(lru, objs[i]);
 
 		if (lbi_unlikely(node->flags & LB_LRU_NODE_ON_LRU)) {
-			lru->c.errors++;
+			lru->errors++;
 			continue;
 		}
 		node->flags = 0;
@@ -365,6 +367,7 @@ static void path_out(const struct lbi_lru_path *p, struct lb_lru_path_stats *o)
 	o->holds_long = p->holds_long;
 	o->hold_ns_long = p->hold_ns_long;
 	o->objs = p->objs;
+	o->wait_ns_yield = p->wait_ns_yield;
 }
 
 int lb_lru_stats(struct lb_lru *lru, struct lb_lru_stats *out)
@@ -386,9 +389,10 @@ int lb_lru_stats(struct lb_lru *lru, struct lb_lru_stats *out)
 	out->activated = lru->activated;
 	out->released = lru->released;
 	out->snapshots = lru->snapshots++;
-	out->errors = lru->c.errors;
+	out->errors = lru->errors;
 	lru->c.seen_contentions = lru->lock.st.contentions;
 	lru->c.seen_wait_ns = lru->lock.st.wait_ns_total;
+	lru->c.seen_wait_yield = lru->lock.st.wait_ns_yield;
 	lb_lock_release(&lru->lock);
 	return 0;
 }

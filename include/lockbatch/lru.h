@@ -253,6 +253,11 @@ struct lb_lru_conf {
  *              preemption off, never sees. The lock traffic proper is
  *              (@wait_ns_total - @wait_ns_long).
  * @wait_ns_long: Their summed wait, in ns.
+ * @wait_ns_yield: Of @wait_ns_total, the time waiters spent yielding
+ *              their CPU (&struct lb_lock_stats.wait_ns_yield; %LB_LOCK_SPIN
+ *              only): a wait for the scheduler, not for the lock. What a
+ *              kernel spinlock would count is (@wait_ns_total -
+ *              @wait_ns_yield).
  * @hold_ns_total: Summed hold time, in ns (only with %LB_LRU_HOLD_TIME).
  * @hold_ns_max: Longest hold, in ns (likewise).
  * @holds_long: Holds of at least %LB_LRU_HOLD_LONG_NS (likewise). A hold
@@ -276,6 +281,7 @@ struct lb_lru_path_stats {
 	uint64_t holds_long;
 	uint64_t hold_ns_long;
 	uint64_t objs;
+	uint64_t wait_ns_yield;
 };
 
 /**

@@ -26,12 +26,20 @@
  *    average), so its hold reads as the floor; the ratio is printed as
  *    measured and above the floor.
  *
- * Waits are printed twice: every wait, and the waits shorter than
- * %LB_LRU_HOLD_LONG_NS. With 8 threads on 2 CPUs most of the wait total
- * comes from a few waits that span a descheduling (a holder preempted
- * with the lock, a waiter that yielded its CPU or slept): they scale with
- * the machine's load and time slice, not with the hold, and a kernel
- * spinlock (held and awaited with preemption off) never sees them.
+ * Waits are printed three ways: every wait; every wait less the time the
+ * waiters spent in sched_yield() (lb_lock's wait_ns_yield), which is what
+ * the kernel's lock_stat counts for a spinlock, whose waiters and holder
+ * run with preemption off; and the waits shorter than
+ * %LB_LRU_HOLD_LONG_NS. With 8 threads on 2 CPUs nearly all of the wait
+ * total is waiters off their CPU: a spinning waiter yields after its
+ * backoff (the holder was preempted, or the unfair lock kept going to the
+ * running thread) and is back a time slice or more later, whenever the
+ * lock was released; a mutex waiter is woken, then waits for a CPU. That
+ * part scales with the machine's load and time slice, and its count with
+ * the share of time the lock is held by any path (isolate and add too),
+ * not with the putback's hold. Involuntary context switches of the
+ * process (getrusage(), a yield that switches counts as one) are printed
+ * next to it.
  */
 #include <pthread.h>
 #include <stddef.h>
@@ -39,6 +47,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <lockbatch/lru.h>
 #include <lockbatch/cpubatch.h>
@@ -154,7 +163,10 @@ struct row {
 	const char *name;
 	double hold_ns;		/* per acquisition of the measured path */
 	double wait_ms;		/* waiters' total wait, all paths */
+	double yield_ms;	/* ... of which waiters spent yielding their CPU */
+	double spun_ms;		/* wait_ms less yield_ms: lock_stat's share */
 	double short_ms;	/* ... less the waits that span a descheduling */
+	double nivcsw;		/* involuntary context switches, whole run */
 	uint64_t waits_long;
 	uint64_t holds_long;	/* holds a descheduled holder stretched */
 	uint64_t acquisitions;
@@ -205,6 +217,8 @@ static void fill_row(struct row *row, struct lb_lru *lru, enum lb_lru_path path)
 		(double)(st.path[path].hold_ns_total - st.path[path].hold_ns_long) /
 		(double)(st.path[path].acquisitions - st.path[path].holds_long) : 0;
 	row->wait_ms = 0;
+	row->yield_ms = 0;
+	row->spun_ms = 0;
 	row->short_ms = 0;
 	row->waits_long = 0;
 	row->holds_long = 0;
@@ -212,12 +226,23 @@ static void fill_row(struct row *row, struct lb_lru *lru, enum lb_lru_path path)
 	row->contentions = 0;
 	for (p = 0; p < LB_LRU_NR_PATHS; p++) {
 		row->wait_ms += (double)st.path[p].wait_ns_total / 1e6;
+		row->yield_ms += (double)st.path[p].wait_ns_yield / 1e6;
+		row->spun_ms += (double)(st.path[p].wait_ns_total -
+					 st.path[p].wait_ns_yield) / 1e6;
 		row->short_ms += (double)(st.path[p].wait_ns_total -
 					  st.path[p].wait_ns_long) / 1e6;
 		row->waits_long += st.path[p].waits_long;
 		row->holds_long += st.path[p].holds_long;
 		row->contentions += st.path[p].contentions;
 	}
+}
+
+/* The process's involuntary context switches so far (joined threads too). */
+static long nivcsw(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_SELF, &ru) ? 0 : ru.ru_nivcsw;
 }
 
 static int run_part1(struct row *row, unsigned int pflags, unsigned long rounds,
@@ -227,6 +252,7 @@ static int run_part1(struct row *row, unsigned int pflags, unsigned long rounds,
 	struct lb_cpubatch_conf pconf = { .mode = LB_CPUBATCH_WEIGHTED };
 	pthread_t th[MAX_THREADS];
 	struct bobj *objs = calloc(nobj, sizeof(*objs));
+	long cs;
 	size_t i;
 	int t;
 
@@ -242,12 +268,15 @@ static int run_part1(struct row *row, unsigned int pflags, unsigned long rounds,
 		queue_split(&objs[i]);
 		lb_lru_commit(arg.lru, &o, 1);
 	}
+	cs = nivcsw();
 	for (t = 0; t < nthreads; t++)
 		pthread_create(&th[t], NULL, part1_thread, &arg);
 	for (t = 0; t < nthreads; t++)
 		pthread_join(th[t], NULL);
+	cs = nivcsw() - cs;
 	lb_cpubatch_destroy(arg.pc);
 	fill_row(row, arg.lru, LB_LRU_PATH_PUTBACK);
+	row->nivcsw = (double)cs;
 	empty_lru(arg.lru);
 	for (i = 0; i < nobj; i++)
 		cds_list_del_init(&objs[i].split);
@@ -299,6 +328,7 @@ static int run_part2(struct row *row, unsigned int flags, unsigned long rounds)
 	struct lb_lru *lru;
 	struct lb_cpubatch *pc;
 	struct bobj *objs = calloc((size_t)nthreads * DEL_BATCH * 4, sizeof(*objs));
+	long cs;
 	int t;
 
 	if (!objs || new_lru(&lru, flags, NULL))
@@ -306,6 +336,7 @@ static int run_part2(struct row *row, unsigned int flags, unsigned long rounds)
 	lb_lru_cpubatch_conf(lru, &pconf);
 	if (lb_cpubatch_create(&pc, &pconf))
 		return -1;
+	cs = nivcsw();
 	for (t = 0; t < nthreads; t++) {
 		arg[t] = (struct part2){ lru, pc, rounds,
 					 objs + t * DEL_BATCH * 4 };
@@ -313,8 +344,10 @@ static int run_part2(struct row *row, unsigned int flags, unsigned long rounds)
 	}
 	for (t = 0; t < nthreads; t++)
 		pthread_join(th[t], NULL);
+	cs = nivcsw() - cs;
 	lb_cpubatch_destroy(pc);
 	fill_row(row, lru, LB_LRU_PATH_ADD);
+	row->nivcsw = (double)cs;
 	empty_lru(lru);
 	free(objs);
 	return 0;
@@ -366,7 +399,7 @@ static int cmp_double(const void *a, const void *b)
  */
 static void median_row(struct row *out, const struct row *runs, int n)
 {
-	double col[7][MAX_REPS];
+	double col[10][MAX_REPS];
 	int k, c;
 
 	for (k = 0; k < n; k++) {
@@ -377,8 +410,11 @@ static void median_row(struct row *out, const struct row *runs, int n)
 		col[4][k] = (double)runs[k].acquisitions;
 		col[5][k] = (double)runs[k].contentions;
 		col[6][k] = (double)runs[k].holds_long;
+		col[7][k] = runs[k].yield_ms;
+		col[8][k] = runs[k].nivcsw;
+		col[9][k] = runs[k].spun_ms;
 	}
-	for (c = 0; c < 7; c++)
+	for (c = 0; c < 10; c++)
 		qsort(col[c], (size_t)n, sizeof(double), cmp_double);
 	out->hold_ns = col[0][n / 2];
 	out->wait_ms = col[1][n / 2];
@@ -387,6 +423,9 @@ static void median_row(struct row *out, const struct row *runs, int n)
 	out->acquisitions = (uint64_t)col[4][n / 2];
 	out->contentions = (uint64_t)col[5][n / 2];
 	out->holds_long = (uint64_t)col[6][n / 2];
+	out->yield_ms = col[7][n / 2];
+	out->nivcsw = col[8][n / 2];
+	out->spun_ms = col[9][n / 2];
 }
 
 static double ratio(double a, double b)
@@ -395,50 +434,62 @@ static double ratio(double a, double b)
 }
 
 /*
- * Two wait columns: every wait, and the waits shorter than
- * LB_LRU_HOLD_LONG_NS. A longer one spans a descheduling of the holder or
- * of the waiter (more threads than CPUs, other load), and grows with the
- * machine's load, not with the hold time: the kernel's lock_stat never
- * sees it, its spinlocks being held and awaited with preemption off.
+ * Three wait columns (see the top of the file): every wait, less the
+ * waiters' yields, and only the waits shorter than LB_LRU_HOLD_LONG_NS.
  */
+static void print_json(const char *title, const struct row *r, int last)
+{
+	int k;
+
+	printf("\"%s\":[", title);
+	for (k = 0; k < 2; k++)
+		printf("%s{\"variant\":\"%s\",\"hold_ns\":%.1f,"
+		       "\"wait_ms\":%.3f,\"wait_yield_ms\":%.3f,"
+		       "\"wait_less_yield_ms\":%.3f,\"wait_short_ms\":%.3f,"
+		       "\"waits_long\":%llu,\"holds_long\":%llu,"
+		       "\"acquisitions\":%llu,\"contentions\":%llu,"
+		       "\"involuntary_switches\":%.0f}", k ? "," : "",
+		       r[k].name, r[k].hold_ns, r[k].wait_ms, r[k].yield_ms,
+		       r[k].spun_ms, r[k].short_ms,
+		       (unsigned long long)r[k].waits_long,
+		       (unsigned long long)r[k].holds_long,
+		       (unsigned long long)r[k].acquisitions,
+		       (unsigned long long)r[k].contentions, r[k].nivcsw);
+	printf("],\"%s_hold_ratio\":%.2f,\"%s_wait_ratio\":%.2f,"
+	       "\"%s_wait_less_yield_ratio\":%.2f,"
+	       "\"%s_wait_short_ratio\":%.2f%s",
+	       title, ratio(r[0].hold_ns, r[1].hold_ns), title,
+	       ratio(r[0].wait_ms, r[1].wait_ms), title,
+	       ratio(r[0].spun_ms, r[1].spun_ms), title,
+	       ratio(r[0].short_ms, r[1].short_ms), last ? "" : ",");
+}
+
 static void print_rows(const char *title, const struct row *r, int json,
 		       int last)
 {
 	int k;
 
 	if (json) {
-		printf("\"%s\":[", title);
-		for (k = 0; k < 2; k++)
-			printf("%s{\"variant\":\"%s\",\"hold_ns\":%.1f,"
-			       "\"wait_ms\":%.3f,\"wait_short_ms\":%.3f,"
-			       "\"waits_long\":%llu,\"holds_long\":%llu,"
-			       "\"acquisitions\":%llu,"
-			       "\"contentions\":%llu}", k ? "," : "", r[k].name,
-			       r[k].hold_ns, r[k].wait_ms, r[k].short_ms,
-			       (unsigned long long)r[k].waits_long,
-			       (unsigned long long)r[k].holds_long,
-			       (unsigned long long)r[k].acquisitions,
-			       (unsigned long long)r[k].contentions);
-		printf("],\"%s_hold_ratio\":%.2f,\"%s_wait_ratio\":%.2f,"
-		       "\"%s_wait_short_ratio\":%.2f%s",
-		       title, ratio(r[0].hold_ns, r[1].hold_ns), title,
-		       ratio(r[0].wait_ms, r[1].wait_ms), title,
-		       ratio(r[0].short_ms, r[1].short_ms), last ? "" : ",");
+		print_json(title, r, last);
 		return;
 	}
-	printf("%s\n%-22s %11s %10s %10s %10s %10s %10s %10s\n", title,
-	       "variant", "hold ns/acq", "wait ms", "short ms", "long waits",
-	       "long holds", "acquired", "contended");
+	printf("%s\n%-21s %8s %9s %9s %9s %9s %6s %6s %7s %7s %8s\n", title,
+	       "variant", "hold ns", "wait ms", "yielded", "less yld",
+	       "short ms", "long w", "long h", "acq k", "contend",
+	       "invol cs");
 	for (k = 0; k < 2; k++)
-		printf("%-22s %11.1f %10.3f %10.3f %10llu %10llu %10llu %10llu\n",
-		       r[k].name, r[k].hold_ns, r[k].wait_ms, r[k].short_ms,
+		printf("%-21s %8.1f %9.3f %9.3f %9.3f %9.3f %6llu %6llu %7.0f %7llu %8.0f\n",
+		       r[k].name, r[k].hold_ns, r[k].wait_ms, r[k].yield_ms,
+		       r[k].spun_ms, r[k].short_ms,
 		       (unsigned long long)r[k].waits_long,
 		       (unsigned long long)r[k].holds_long,
-		       (unsigned long long)r[k].acquisitions,
-		       (unsigned long long)r[k].contentions);
-	printf("hold ratio %.2fx, wait ratio %.2fx (waits < 100us: %.2fx)\n\n",
+		       (double)r[k].acquisitions / 1e3,
+		       (unsigned long long)r[k].contentions, r[k].nivcsw);
+	printf("hold ratio %.2fx; wait ratio %.2fx, less yields %.2fx, "
+	       "waits < 100us %.2fx\n\n",
 	       ratio(r[0].hold_ns, r[1].hold_ns),
 	       ratio(r[0].wait_ms, r[1].wait_ms),
+	       ratio(r[0].spun_ms, r[1].spun_ms),
 	       ratio(r[0].short_ms, r[1].short_ms));
 }
 

@@ -492,6 +492,8 @@ Test(lru, stats_snapshots_and_lock_totals_agree)
 			     st.path[p].wait_ns_total));
 		cr_assert(ge(u64, st.path[p].wait_ns_long,
 			     st.path[p].waits_long * LB_LRU_HOLD_LONG_NS));
+		cr_assert(le(u64, st.path[p].wait_ns_yield,
+			     st.path[p].wait_ns_total));
 	}
 	cr_assert(eq(u64, paths + st.snapshots, ls.acquisitions));
 	cr_assert(eq(int, lb_lru_destroy(lru), 0));
@@ -540,9 +542,14 @@ static struct lb_lru *wait_on_sleeping_holder(struct lb_lru_stats *st)
 	return lru;
 }
 
-/* A wait across a descheduled holder is counted long, on the waiter's path. */
+/*
+ * A wait across a descheduled holder is counted long, on the waiter's
+ * path; the spin lock's waiter yielded its CPU during it, and the path
+ * carries exactly the lock's yielded time.
+ */
 Test(lru, long_wait_charged_to_waiting_path)
 {
+	struct lb_lock_stats ls;
 	struct lb_lru_stats st;
 	unsigned int ids[NOBJ];
 	struct lb_lru *lru;
@@ -564,6 +571,12 @@ Test(lru, long_wait_charged_to_waiting_path)
 		     st.path[LB_LRU_PATH_ADD].wait_ns_total));
 	cr_assert(eq(u64, st.path[LB_LRU_PATH_ISOLATE].waits_long, 0));
 	cr_assert(eq(u64, st.path[LB_LRU_PATH_ISOLATE].holds_long, 1));
+	cr_assert(eq(int, lb_lock_stats(lb_lru_lock(lru), &ls), 0));
+	cr_assert(gt(u64, st.path[LB_LRU_PATH_ADD].wait_ns_yield, 0));
+	cr_assert(le(u64, st.path[LB_LRU_PATH_ADD].wait_ns_yield,
+		     st.path[LB_LRU_PATH_ADD].wait_ns_total));
+	cr_assert(eq(u64, st.path[LB_LRU_PATH_ADD].wait_ns_yield,
+		     ls.wait_ns_yield));
 	cr_assert(eq(u32, take_all(lru, LB_LRU_INACTIVE, ids), 2));
 	cr_assert(eq(int, lb_lru_destroy(lru), 0));
 }
