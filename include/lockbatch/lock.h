@@ -165,9 +165,9 @@ enum lb_lock_kind {
  *	waiter again, a time slice or more when threads outnumber CPUs,
  *	however soon the lock was released: that is a wait for a CPU, not
  *	for the lock. A kernel spinlock has no such part (its waiters and
- *	holder run with preemption off), so @wait_ns_total - @wait_ns_yield
- *	is what ``CONFIG_LOCK_STAT`` would count: time spent spinning, and
- *	time a spinning waiter was preempted.
+ *	holder run with preemption off): its ``CONFIG_LOCK_STAT`` wait is
+ *	spinning only, which here is @wait_ns_total - @wait_ns_yield (that
+ *	also holds any time a spinning waiter was preempted).
  */
 struct lb_lock_stats {
 	uint64_t acquisitions;
