@@ -43,7 +43,10 @@
  * lock was released; a mutex waiter is woken, then waits for a CPU. That
  * part scales with the machine's load and time slice, and its count with
  * the share of time the lock is held by any path (isolate and add too),
- * not with the putback's hold. Involuntary context switches of the
+ * not with the putback's hold: "held ms" sums the holds of every path
+ * (those a descheduled holder stretched left out), and its ratio bounds
+ * what moving the putback's work can do to such waits. Involuntary
+ * context switches of the
  * process (getrusage(), a yield that switches counts as one) are printed
  * next to it.
  */
@@ -173,6 +176,7 @@ struct row {
 	double spun_ms;		/* wait_ms less yield_ms: lock_stat's share */
 	double short_ms;	/* ... less the waits that span a descheduling */
 	double nivcsw;		/* involuntary context switches, whole run */
+	double busy_ms;		/* the lock held, all paths, long holds left out */
 	uint64_t waits_long;
 	uint64_t holds_long;	/* holds a descheduled holder stretched */
 	uint64_t acquisitions;
@@ -226,6 +230,7 @@ static void fill_row(struct row *row, struct lb_lru *lru, enum lb_lru_path path)
 	row->wait_ms = 0;
 	row->yield_ms = 0;
 	row->spun_ms = 0;
+	row->busy_ms = 0;
 	row->short_ms = 0;
 	row->waits_long = 0;
 	row->holds_long = 0;
@@ -236,6 +241,8 @@ static void fill_row(struct row *row, struct lb_lru *lru, enum lb_lru_path path)
 		row->yield_ms += (double)st.path[p].wait_ns_yield / 1e6;
 		row->spun_ms += (double)(st.path[p].wait_ns_total -
 					 st.path[p].wait_ns_yield) / 1e6;
+		row->busy_ms += (double)(st.path[p].hold_ns_total -
+					 st.path[p].hold_ns_long) / 1e6;
 		row->short_ms += (double)(st.path[p].wait_ns_total -
 					  st.path[p].wait_ns_long) / 1e6;
 		row->waits_long += st.path[p].waits_long;
@@ -406,7 +413,7 @@ static int cmp_double(const void *a, const void *b)
  */
 static void median_row(struct row *out, const struct row *runs, int n)
 {
-	double col[10][MAX_REPS];
+	double col[11][MAX_REPS];
 	int k, c;
 
 	for (k = 0; k < n; k++) {
@@ -420,8 +427,9 @@ static void median_row(struct row *out, const struct row *runs, int n)
 		col[7][k] = runs[k].yield_ms;
 		col[8][k] = runs[k].nivcsw;
 		col[9][k] = runs[k].spun_ms;
+		col[10][k] = runs[k].busy_ms;
 	}
-	for (c = 0; c < 10; c++)
+	for (c = 0; c < 11; c++)
 		qsort(col[c], (size_t)n, sizeof(double), cmp_double);
 	out->hold_ns = col[0][n / 2];
 	out->wait_ms = col[1][n / 2];
@@ -433,6 +441,7 @@ static void median_row(struct row *out, const struct row *runs, int n)
 	out->yield_ms = col[7][n / 2];
 	out->nivcsw = col[8][n / 2];
 	out->spun_ms = col[9][n / 2];
+	out->busy_ms = col[10][n / 2];
 }
 
 static double ratio(double a, double b)
@@ -455,20 +464,23 @@ static void print_json(const char *title, const struct row *r, int last)
 		       "\"wait_less_yield_ms\":%.3f,\"wait_short_ms\":%.3f,"
 		       "\"waits_long\":%llu,\"holds_long\":%llu,"
 		       "\"acquisitions\":%llu,\"contentions\":%llu,"
-		       "\"involuntary_switches\":%.0f}", k ? "," : "",
+		       "\"involuntary_switches\":%.0f,\"held_ms\":%.3f}",
+		       k ? "," : "",
 		       r[k].name, r[k].hold_ns, r[k].wait_ms, r[k].yield_ms,
 		       r[k].spun_ms, r[k].short_ms,
 		       (unsigned long long)r[k].waits_long,
 		       (unsigned long long)r[k].holds_long,
 		       (unsigned long long)r[k].acquisitions,
-		       (unsigned long long)r[k].contentions, r[k].nivcsw);
+		       (unsigned long long)r[k].contentions, r[k].nivcsw,
+		       r[k].busy_ms);
 	printf("],\"%s_hold_ratio\":%.2f,\"%s_wait_ratio\":%.2f,"
 	       "\"%s_wait_less_yield_ratio\":%.2f,"
-	       "\"%s_wait_short_ratio\":%.2f%s",
+	       "\"%s_wait_short_ratio\":%.2f,\"%s_held_ratio\":%.2f%s",
 	       title, ratio(r[0].hold_ns, r[1].hold_ns), title,
 	       ratio(r[0].wait_ms, r[1].wait_ms), title,
 	       ratio(r[0].spun_ms, r[1].spun_ms), title,
-	       ratio(r[0].short_ms, r[1].short_ms), last ? "" : ",");
+	       ratio(r[0].short_ms, r[1].short_ms), title,
+	       ratio(r[0].busy_ms, r[1].busy_ms), last ? "" : ",");
 }
 
 static void print_rows(const char *title, const struct row *r, int json,
@@ -480,21 +492,22 @@ static void print_rows(const char *title, const struct row *r, int json,
 		print_json(title, r, last);
 		return;
 	}
-	printf("%s\n%-21s %8s %9s %9s %9s %9s %6s %6s %7s %7s %8s\n", title,
-	       "variant", "hold ns", "wait ms", "yielded", "less yld",
-	       "short ms", "long w", "long h", "acq k", "contend",
-	       "invol cs");
+	printf("%s\n%-21s %8s %8s %9s %9s %8s %8s %6s %6s %7s %7s %8s\n",
+	       title, "variant", "hold ns", "held ms", "wait ms", "yielded",
+	       "less yld", "short ms", "long w", "long h", "acq k",
+	       "contend", "invol cs");
 	for (k = 0; k < 2; k++)
-		printf("%-21s %8.1f %9.3f %9.3f %9.3f %9.3f %6llu %6llu %7.0f %7llu %8.0f\n",
-		       r[k].name, r[k].hold_ns, r[k].wait_ms, r[k].yield_ms,
-		       r[k].spun_ms, r[k].short_ms,
+		printf("%-21s %8.1f %8.3f %9.3f %9.3f %8.3f %8.3f %6llu %6llu %7.0f %7llu %8.0f\n",
+		       r[k].name, r[k].hold_ns, r[k].busy_ms, r[k].wait_ms,
+		       r[k].yield_ms, r[k].spun_ms, r[k].short_ms,
 		       (unsigned long long)r[k].waits_long,
 		       (unsigned long long)r[k].holds_long,
 		       (double)r[k].acquisitions / 1e3,
 		       (unsigned long long)r[k].contentions, r[k].nivcsw);
-	printf("hold ratio %.2fx; wait ratio %.2fx, less yields %.2fx, "
-	       "waits < 100us %.2fx\n\n",
+	printf("hold ratio %.2fx (lock held, all paths: %.2fx); wait ratio "
+	       "%.2fx, less yields %.2fx, waits < 100us %.2fx\n\n",
 	       ratio(r[0].hold_ns, r[1].hold_ns),
+	       ratio(r[0].busy_ms, r[1].busy_ms),
 	       ratio(r[0].wait_ms, r[1].wait_ms),
 	       ratio(r[0].spun_ms, r[1].spun_ms),
 	       ratio(r[0].short_ms, r[1].short_ms));
