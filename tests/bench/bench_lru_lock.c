@@ -306,6 +306,21 @@ struct part2 {
 	struct bobj *objs;	/* this thread's: DEL_BATCH * 4 */
 };
 
+static unsigned long late_dels;
+
+/* Commit what is still in a batch, then delete it (refusing the rest). */
+static void del_late(struct part2 *p, void *const *v)
+{
+	struct lb_node *nodes[DEL_BATCH];
+	unsigned int i;
+
+	for (i = 0; i < DEL_BATCH; i++)
+		nodes[i] = &lb_lru_node_of(p->lru, v[i])->batch;
+	lb_cpubatch_drain_objs(p->pc, nodes, DEL_BATCH);
+	lb_lru_del(p->lru, v, DEL_BATCH);
+	__atomic_fetch_add(&late_dels, 1, __ATOMIC_RELAXED);
+}
+
 /* Add a batch worth, then remove the oldest batch once it is committed. */
 static void *part2_thread(void *arg)
 {
@@ -321,14 +336,20 @@ static void *part2_thread(void *arg)
 			lb_lru_node_init(&b->node, 1);
 			lb_lru_add(p->pc, p->lru, b);
 		}
-		/* Two generations back: committed by now (a batch is 31). */
+		/*
+		 * Two generations back: committed by now (a batch is 31),
+		 * unless this thread moved to another CPU and left some in the
+		 * old CPU's batch. Those are flushed before the generation is
+		 * deleted: it is reused two rounds on.
+		 */
 		gen = (unsigned int)((r + 2) % 4);
 		if (r >= 2) {
 			void *v[DEL_BATCH];
 
 			for (i = 0; i < DEL_BATCH; i++)
 				v[i] = &p->objs[gen * DEL_BATCH + i];
-			lb_lru_del(p->lru, v, DEL_BATCH);
+			if (lb_lru_del(p->lru, v, DEL_BATCH) < DEL_BATCH)
+				del_late(p, v);
 		}
 	}
 	return NULL;
@@ -360,6 +381,8 @@ static int run_part2(struct row *row, unsigned int flags, unsigned long rounds)
 		pthread_join(th[t], NULL);
 	cs = nivcsw() - cs;
 	lb_cpubatch_destroy(pc);
+	if (getenv("LB_BENCH_DEBUG"))
+		fprintf(stderr, "late deletions so far: %lu\n", late_dels);
 	fill_row(row, lru, LB_LRU_PATH_ADD);
 	row->nivcsw = (double)cs;
 	empty_lru(lru);
