@@ -157,12 +157,39 @@ void lbi_lru_unlock(struct lb_lru *lru, enum lb_lru_path path, uint64_t objs)
 }
 
 /*
+ * An object counts as on the LRU from the hold that links it: lb_lru_del()
+ * may be handed one whose batch is being committed, and must skip it
+ * until then. So the flag is set under the lock, by a store to each node
+ * whose line the prepare phase just wrote (the links), not by walking the
+ * chain, unless some objects were refused and the array holds them too.
+ */
+static void mark_listed(struct lb_lru *lru, void *const *objs, unsigned int n,
+			struct cds_list_head *first, struct cds_list_head *last,
+			unsigned int bad)
+{
+	struct cds_list_head *pos;
+	unsigned int i;
+
+	if (lbi_likely(!bad)) {
+		for (i = 0; i < n; i++)
+			lbi_lru_node(lru, objs[i])->flags = LB_LRU_NODE_ON_LRU;
+		return;
+	}
+	for (pos = first;; pos = pos->next) {
+		cds_list_entry(pos, struct lb_lru_node, link)->flags =
+			LB_LRU_NODE_ON_LRU;
+		if (pos == last)
+			break;
+	}
+}
+
+/*
  * The commit of a flushed batch. Prepare: link the objects into a private
  * chain with no lock held (each goes to the chain's head, so the last one
  * added ends nearest the list head, as lru_add() in a loop would leave
  * them), and point the chain's first node back at the list head, which
  * does not move. Then splice the chain under the lock: three pointer
- * writes and the counters, whatever the batch.
+ * writes, the flags, and the counters.
  */
 static unsigned int commit_splice(struct lb_lru *lru, void *const *objs,
 				  unsigned int n)
@@ -180,7 +207,6 @@ static unsigned int commit_splice(struct lb_lru *lru, void *const *objs,
 			bad++;
 			continue;
 		}
-		node->flags = LB_LRU_NODE_ON_LRU;
 		cds_list_add(&node->link, &chain);
 		weight += node->weight;
 		nr++;
@@ -194,6 +220,7 @@ static unsigned int commit_splice(struct lb_lru *lru, void *const *objs,
 		last->next = head->next;
 		head->next->prev = last;
 		head->next = first;
+		mark_listed(lru, objs, n, first, last, bad);
 	}
 	lru->c.nr[LB_LRU_INACTIVE] += nr;
 	lru->c.weight[LB_LRU_INACTIVE] += weight;
