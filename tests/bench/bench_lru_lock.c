@@ -21,11 +21,12 @@
  *    CPUs. Hold time per add-path acquisition: the splice commit against
  *    %LB_LRU_NO_SPLICE, and the floor: the hold of a commit with nothing
  *    to link (its objects already listed), same lock and bookkeeping.
- *    The splice's four pointer writes are below what a per-hold clock
+ *    The splice's four pointer writes and its flag store per object (to
+ *    lines the prepare phase just wrote) are near what a per-hold clock
  *    resolves here (back-to-back TSC reads are about 12 ns apart on
- *    average), so its hold reads as the floor; the ratio is printed as
- *    measured and above the floor (splice / per-object, a splice at or
- *    below the floor counting as 0).
+ *    average), so its hold reads a ns or two above the floor; the ratio
+ *    is printed as measured and above the floor (splice / per-object, a
+ *    splice at or below the floor counting as 0).
  *    Per-object insertion costs about the same at 1, 2 and 8 threads: a
  *    batch's objects were just written by the committing CPU and each is
  *    linked next to the one before it, so of its 31 insertions only the
