@@ -11,6 +11,7 @@
 
 #include <lockbatch/lock.h>
 #include "internal.h"
+#include "backoff.h"
 
 /*
  * The ck lock of every kind but the mutex lives in &struct lb_lock's
@@ -287,7 +288,7 @@ static int node_for(struct lb_lock *l, struct lbi_qnode **e)
 void lb_lock_acquire(struct lb_lock *l)
 {
 	struct lbi_qnode *e;
-	uint64_t t0, wait;
+	uint64_t t0, y0, wait;
 
 	if (lbi_unlikely(node_for(l, &e)))
 		return;
@@ -295,12 +296,14 @@ void lb_lock_acquire(struct lb_lock *l)
 		l->st.acquisitions++;
 		return;
 	}
+	y0 = lbi_yielded_ns;
 	t0 = lbi_now_ns();
 	lock_raw(l, e);
 	wait = lbi_now_ns() - t0;
 	l->st.acquisitions++;
 	l->st.contentions++;
 	l->st.wait_ns_total += wait;
+	l->st.wait_ns_yield += lbi_yielded_ns - y0;
 	if (wait > l->st.wait_ns_max)
 		l->st.wait_ns_max = wait;
 	if (l->st.contentions == 1 || wait < l->st.wait_ns_min)
@@ -392,18 +395,20 @@ int lb_lock_report(FILE *f, struct lb_lock *const *locks, unsigned int nr)
 
 	if (err)
 		return err;
-	fprintf(f, "%20s %12s %12s %12s %14s %12s %12s\n", "Name", "acquired",
-		"contended", "avg wait", "total wait", "max wait", "min wait");
+	fprintf(f, "%20s %12s %12s %12s %14s %12s %12s %14s\n", "Name",
+		"acquired", "contended", "avg wait", "total wait", "max wait",
+		"min wait", "yielded");
 	fputc('\n', f);
 	for (i = 0; i < nr; i++) {
 		row_stats(locks[i], &s, &serr);
-		fprintf(f, "%20.20s %12llu %12llu %10lluns %12lluns %10lluns %10lluns\n",
+		fprintf(f, "%20.20s %12llu %12llu %10lluns %12lluns %10lluns %10lluns %12lluns\n",
 			locks[i]->name, (unsigned long long)s.acquisitions,
 			(unsigned long long)s.contentions,
 			(unsigned long long)avg_wait(&s),
 			(unsigned long long)s.wait_ns_total,
 			(unsigned long long)s.wait_ns_max,
-			(unsigned long long)s.wait_ns_min);
+			(unsigned long long)s.wait_ns_min,
+			(unsigned long long)s.wait_ns_yield);
 	}
 	return report_result(f, serr);
 }
@@ -440,13 +445,15 @@ int lb_lock_report_json(FILE *f, struct lb_lock *const *locks,
 		json_string(f, locks[i]->name);
 		fprintf(f, ",\"acquisitions\":%llu,\"contentions\":%llu,"
 			"\"wait_ns_total\":%llu,\"wait_ns_max\":%llu,"
-			"\"wait_ns_min\":%llu,\"wait_ns_avg\":%llu}",
+			"\"wait_ns_min\":%llu,\"wait_ns_avg\":%llu,"
+			"\"wait_ns_yield\":%llu}",
 			(unsigned long long)s.acquisitions,
 			(unsigned long long)s.contentions,
 			(unsigned long long)s.wait_ns_total,
 			(unsigned long long)s.wait_ns_max,
 			(unsigned long long)s.wait_ns_min,
-			(unsigned long long)avg_wait(&s));
+			(unsigned long long)avg_wait(&s),
+			(unsigned long long)s.wait_ns_yield);
 	}
 	fputs("]\n", f);
 	return report_result(f, serr);

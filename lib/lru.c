@@ -120,8 +120,10 @@ void lbi_lru_lock(struct lb_lru *lru, enum lb_lru_path path)
 			ps->waits_long++;
 			ps->wait_ns_long += wait;
 		}
+		ps->wait_ns_yield += now->wait_ns_yield - lru->c.seen_wait_yield;
 		lru->c.seen_contentions = now->contentions;
 		lru->c.seen_wait_ns = now->wait_ns_total;
+		lru->c.seen_wait_yield = now->wait_ns_yield;
 	}
 	if (lru->flags & LB_LRU_HOLD_TIME)
 		lru->c.hold_start = ticks();
@@ -155,12 +157,39 @@ void lbi_lru_unlock(struct lb_lru *lru, enum lb_lru_path path, uint64_t objs)
 }
 
 /*
+ * An object counts as on the LRU from the hold that links it: lb_lru_del()
+ * may be handed one whose batch is being committed, and must skip it
+ * until then. So the flag is set under the lock, by a store to each node
+ * whose line the prepare phase just wrote (the links), not by walking the
+ * chain, unless some objects were refused and the array holds them too.
+ */
+static void mark_listed(struct lb_lru *lru, void *const *objs, unsigned int n,
+			struct cds_list_head *first, struct cds_list_head *last,
+			unsigned int bad)
+{
+	struct cds_list_head *pos;
+	unsigned int i;
+
+	if (lbi_likely(!bad)) {
+		for (i = 0; i < n; i++)
+			lbi_lru_node(lru, objs[i])->flags = LB_LRU_NODE_ON_LRU;
+		return;
+	}
+	for (pos = first;; pos = pos->next) {
+		cds_list_entry(pos, struct lb_lru_node, link)->flags =
+			LB_LRU_NODE_ON_LRU;
+		if (pos == last)
+			break;
+	}
+}
+
+/*
  * The commit of a flushed batch. Prepare: link the objects into a private
  * chain with no lock held (each goes to the chain's head, so the last one
  * added ends nearest the list head, as lru_add() in a loop would leave
  * them), and point the chain's first node back at the list head, which
  * does not move. Then splice the chain under the lock: three pointer
- * writes and the counters, whatever the batch.
+ * writes, the flags, and the counters.
  */
 static unsigned int commit_splice(struct lb_lru *lru, void *const *objs,
 				  unsigned int n)
@@ -178,7 +207,6 @@ static unsigned int commit_splice(struct lb_lru *lru, void *const *objs,
 			bad++;
 			continue;
 		}
-		node->flags = LB_LRU_NODE_ON_LRU;
 		cds_list_add(&node->link, &chain);
 		weight += node->weight;
 		nr++;
@@ -192,11 +220,12 @@ static unsigned int commit_splice(struct lb_lru *lru, void *const *objs,
 		last->next = head->next;
 		head->next->prev = last;
 		head->next = first;
+		mark_listed(lru, objs, n, first, last, bad);
 	}
 	lru->c.nr[LB_LRU_INACTIVE] += nr;
 	lru->c.weight[LB_LRU_INACTIVE] += weight;
 	if (lbi_unlikely(bad))
-		lru->c.errors += bad;
+		lru->errors += bad;
 	lbi_lru_unlock(lru, LB_LRU_PATH_ADD, nr);
 	return nr;
 }
@@ -212,7 +241,7 @@ static unsigned int commit_each(struct lb_lru *lru, void *const *objs,
 		struct lb_lru_node *node = lbi_lru_node(lru, objs[i]);
 
 		if (lbi_unlikely(node->flags & LB_LRU_NODE_ON_LRU)) {
-			lru->c.errors++;
+			lru->errors++;
 			continue;
 		}
 		node->flags = 0;
@@ -369,6 +398,7 @@ static void path_out(const struct lbi_lru_path *p, struct lb_lru_path_stats *o)
 	o->holds_long = p->holds_long;
 	o->hold_ns_long = p->hold_ns_long;
 	o->objs = p->objs;
+	o->wait_ns_yield = p->wait_ns_yield;
 }
 
 int lb_lru_stats(struct lb_lru *lru, struct lb_lru_stats *out)
@@ -390,9 +420,10 @@ int lb_lru_stats(struct lb_lru *lru, struct lb_lru_stats *out)
 	out->activated = lru->activated;
 	out->released = lru->released;
 	out->snapshots = lru->snapshots++;
-	out->errors = lru->c.errors;
+	out->errors = lru->errors;
 	lru->c.seen_contentions = lru->lock.st.contentions;
 	lru->c.seen_wait_ns = lru->lock.st.wait_ns_total;
+	lru->c.seen_wait_yield = lru->lock.st.wait_ns_yield;
 	lb_lock_release(&lru->lock);
 	return 0;
 }

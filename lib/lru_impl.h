@@ -35,6 +35,7 @@ struct lbi_lru_path {
 	uint64_t wait_ns_long;
 	uint64_t holds_long;
 	uint64_t hold_ns_long;
+	uint64_t wait_ns_yield;
 } __attribute__((aligned(LBI_LRU_LINE)));
 
 /*
@@ -47,7 +48,7 @@ struct lbi_lru_counts {
 	uint64_t hold_start;		/* ticks; valid while held */
 	uint64_t seen_contentions;	/* the lock's, after the last holder */
 	uint64_t seen_wait_ns;		/* likewise, its wait_ns_total */
-	uint64_t errors;
+	uint64_t seen_wait_yield;	/* likewise, its wait_ns_yield */
 } __attribute__((aligned(LBI_LRU_LINE)));
 
 /*
@@ -71,8 +72,11 @@ struct lb_lru {
 	struct cds_list_head lists[LB_LRU_NR_LISTS];	/* under lock */
 	struct lbi_lru_counts c;			/* under lock */
 	struct lbi_lru_path path[LB_LRU_NR_PATHS];	/* under lock */
-	/* Under lock, written by the reclaim paths only. */
-	uint64_t scanned, rotated, activated, released, snapshots;
+	/*
+	 * Under lock, written by the reclaim paths, and by the others only on
+	 * an object refused (@errors: already listed, or not listed).
+	 */
+	uint64_t scanned, rotated, activated, released, snapshots, errors;
 };
 
 static inline struct lb_lru_node *lbi_lru_node(const struct lb_lru *lru,

@@ -185,7 +185,7 @@ int lb_lru_del(struct lb_lru *lru, void *const *objs, unsigned int n)
 		struct lb_lru_node *node = lbi_lru_node(lru, objs[i]);
 
 		if (lbi_unlikely(!(node->flags & LB_LRU_NODE_ON_LRU))) {
-			lru->c.errors++;
+			lru->errors++;
 			continue;
 		}
 		lbi_lru_unlink(lru, node);

@@ -159,6 +159,15 @@ enum lb_lock_kind {
  * @wait_ns_total: Summed wait of the contended acquisitions, in ns.
  * @wait_ns_max: Longest single wait, in ns (0 if never contended).
  * @wait_ns_min: Shortest single wait, in ns (0 if never contended).
+ * @wait_ns_yield: Of @wait_ns_total, the time waiters spent in
+ *	sched_yield(), off their CPU (%LB_LOCK_SPIN only, after its backoff;
+ *	0 for the other kinds). A yield returns when the scheduler runs the
+ *	waiter again, a time slice or more when threads outnumber CPUs,
+ *	however soon the lock was released: that is a wait for a CPU, not
+ *	for the lock. A kernel spinlock has no such part (its waiters and
+ *	holder run with preemption off): its ``CONFIG_LOCK_STAT`` wait is
+ *	spinning only, which here is @wait_ns_total - @wait_ns_yield (that
+ *	also holds any time a spinning waiter was preempted).
  */
 struct lb_lock_stats {
 	uint64_t acquisitions;
@@ -166,6 +175,7 @@ struct lb_lock_stats {
 	uint64_t wait_ns_total;
 	uint64_t wait_ns_max;
 	uint64_t wait_ns_min;
+	uint64_t wait_ns_yield;
 };
 
 /**
@@ -235,7 +245,8 @@ int lb_lock_destroy(struct lb_lock *l);
  * @l: The lock, initialised.
  *
  * A contended acquisition reads the monotonic clock before and after
- * waiting and adds the wait to the statistics. Queue kinds (%LB_LOCK_MCS,
+ * waiting and adds the wait to the statistics; %LB_LOCK_SPIN also reads it
+ * around each sched_yield() of the wait (@wait_ns_yield). Queue kinds (%LB_LOCK_MCS,
  * %LB_LOCK_CLH) take a node from the calling thread's table first.
  *
  * Context: Any thread not already holding @l (not recursive). Spins or
@@ -328,7 +339,7 @@ int lb_lock_stats_reset(struct lb_lock *l);
  * @nr: Number of entries in @locks.
  *
  * One row per lock: name, acquired, contended, avg/total/max/min wait
- * (ns), sorted as given. A lock whose snapshot fails (lb_lock_stats()
+ * and the yielded part of the total (ns), sorted as given. A lock whose snapshot fails (lb_lock_stats()
  * error) prints zeros and makes the call return that error after the
  * table is written.
  *
@@ -347,7 +358,7 @@ int lb_lock_report(FILE *f, struct lb_lock *const *locks, unsigned int nr);
  * @nr: Number of entries in @locks.
  *
  * Each element: ``{"name", "acquisitions", "contentions", "wait_ns_total",
- * "wait_ns_max", "wait_ns_min", "wait_ns_avg"}``.
+ * "wait_ns_max", "wait_ns_min", "wait_ns_avg", "wait_ns_yield"}``.
  *
  * Context: Any thread holding none of @locks.
  * Return: 0; %-EINVAL if @f or @locks (or an entry) is NULL or an

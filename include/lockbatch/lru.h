@@ -27,10 +27,13 @@ extern "C" {
  * Splice commit. A flushed batch is linked into a private chain before the
  * lock is taken (the *prepare* phase, the mirror image of @after), and the
  * chain is spliced onto the inactive list in O(1) under the lock. The lock
- * is then held for four pointer writes per batch instead of up to 31 list
+ * is then held for four pointer writes per batch and one flag store per
+ * object, to lines the prepare phase just wrote, instead of up to 31 list
  * insertions and their counter updates (the list head and the node it
  * pointed to are usually lines last written by another CPU, whichever
- * way). %LB_LRU_NO_SPLICE restores
+ * way). The flag %LB_LRU_NODE_ON_LRU is set under the lock, so an object
+ * in a chain not yet spliced is off the LRU to lb_lru_del() and the other
+ * lock holders. %LB_LRU_NO_SPLICE restores
  * the per-object insertion (the 6.12 lru_add() loop) for comparison. The
  * prepare phase runs inside the commit the batch calls: the &struct
  * lb_backend_ops lock and unlock hooks are empty and the commit takes the
@@ -267,6 +270,11 @@ struct lb_lru_conf {
  *              preemption off, never sees. The lock traffic proper is
  *              (@wait_ns_total - @wait_ns_long).
  * @wait_ns_long: Their summed wait, in ns.
+ * @wait_ns_yield: Of @wait_ns_total, the time waiters spent yielding
+ *              their CPU (&struct lb_lock_stats.wait_ns_yield; %LB_LOCK_SPIN
+ *              only): a wait for the scheduler, not for the lock. What a
+ *              kernel spinlock would count is (@wait_ns_total -
+ *              @wait_ns_yield).
  * @hold_ns_total: Summed hold time, in ns (only with %LB_LRU_HOLD_TIME).
  * @hold_ns_max: Longest hold, in ns (likewise).
  * @holds_long: Holds of at least %LB_LRU_HOLD_LONG_NS (likewise). A hold
@@ -290,6 +298,7 @@ struct lb_lru_path_stats {
 	uint64_t holds_long;
 	uint64_t hold_ns_long;
 	uint64_t objs;
+	uint64_t wait_ns_yield;
 };
 
 /**

@@ -21,17 +21,35 @@
  *    CPUs. Hold time per add-path acquisition: the splice commit against
  *    %LB_LRU_NO_SPLICE, and the floor: the hold of a commit with nothing
  *    to link (its objects already listed), same lock and bookkeeping.
- *    The splice's four pointer writes are below what a per-hold clock
+ *    The splice's four pointer writes and its flag store per object (to
+ *    lines the prepare phase just wrote) are near what a per-hold clock
  *    resolves here (back-to-back TSC reads are about 12 ns apart on
- *    average), so its hold reads as the floor; the ratio is printed as
- *    measured and above the floor.
+ *    average), so its hold reads a ns or two above the floor; the ratio
+ *    is printed as measured and above the floor (splice / per-object, a
+ *    splice at or below the floor counting as 0).
+ *    Per-object insertion costs about the same at 1, 2 and 8 threads: a
+ *    batch's objects were just written by the committing CPU and each is
+ *    linked next to the one before it, so of its 31 insertions only the
+ *    first writes a node from another CPU (the old first node, which the
+ *    splice writes too). Its hold is 31 insertions in the local cache.
  *
- * Waits are printed twice: every wait, and the waits shorter than
- * %LB_LRU_HOLD_LONG_NS. With 8 threads on 2 CPUs most of the wait total
- * comes from a few waits that span a descheduling (a holder preempted
- * with the lock, a waiter that yielded its CPU or slept): they scale with
- * the machine's load and time slice, not with the hold, and a kernel
- * spinlock (held and awaited with preemption off) never sees them.
+ * Waits are printed three ways: every wait; every wait less the time the
+ * waiters spent in sched_yield() (lb_lock's wait_ns_yield), which is what
+ * the kernel's lock_stat counts for a spinlock, whose waiters and holder
+ * run with preemption off; and the waits shorter than
+ * %LB_LRU_HOLD_LONG_NS. With 8 threads on 2 CPUs nearly all of the wait
+ * total is waiters off their CPU: a spinning waiter yields after its
+ * backoff (the holder was preempted, or the unfair lock kept going to the
+ * running thread) and is back a time slice or more later, whenever the
+ * lock was released; a mutex waiter is woken, then waits for a CPU. That
+ * part scales with the machine's load and time slice, and its count with
+ * the share of time the lock is held by any path (isolate and add too),
+ * not with the putback's hold: "held ms" sums the holds of every path
+ * (those a descheduled holder stretched left out), and its ratio bounds
+ * what moving the putback's work can do to such waits. Involuntary
+ * context switches of the
+ * process (getrusage(), a yield that switches counts as one) are printed
+ * next to it.
  */
 #include <pthread.h>
 #include <stddef.h>
@@ -39,6 +57,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <lockbatch/lru.h>
 #include <lockbatch/cpubatch.h>
@@ -154,7 +173,11 @@ struct row {
 	const char *name;
 	double hold_ns;		/* per acquisition of the measured path */
 	double wait_ms;		/* waiters' total wait, all paths */
+	double yield_ms;	/* ... of which waiters spent yielding their CPU */
+	double spun_ms;		/* wait_ms less yield_ms: lock_stat's share */
 	double short_ms;	/* ... less the waits that span a descheduling */
+	double nivcsw;		/* involuntary context switches, whole run */
+	double busy_ms;		/* the lock held, all paths, long holds left out */
 	uint64_t waits_long;
 	uint64_t holds_long;	/* holds a descheduled holder stretched */
 	uint64_t acquisitions;
@@ -193,10 +216,11 @@ static void fill_row(struct row *row, struct lb_lru *lru, enum lb_lru_path path)
 	lb_lru_stats(lru, &st);
 	if (getenv("LB_BENCH_DEBUG"))
 		for (p = 0; p < LB_LRU_NR_PATHS; p++)
-			fprintf(stderr, "%s: acq %llu hold %llu ns wait %llu ns cont %llu max %llu\n",
+			fprintf(stderr, "%s: acq %llu hold %llu ns (long %llu ns) wait %llu ns cont %llu max %llu\n",
 				lb_lru_path_name(p),
 				(unsigned long long)st.path[p].acquisitions,
 				(unsigned long long)st.path[p].hold_ns_total,
+				(unsigned long long)st.path[p].hold_ns_long,
 				(unsigned long long)st.path[p].wait_ns_total,
 				(unsigned long long)st.path[p].contentions,
 				(unsigned long long)st.path[p].wait_ns_max);
@@ -205,6 +229,9 @@ static void fill_row(struct row *row, struct lb_lru *lru, enum lb_lru_path path)
 		(double)(st.path[path].hold_ns_total - st.path[path].hold_ns_long) /
 		(double)(st.path[path].acquisitions - st.path[path].holds_long) : 0;
 	row->wait_ms = 0;
+	row->yield_ms = 0;
+	row->spun_ms = 0;
+	row->busy_ms = 0;
 	row->short_ms = 0;
 	row->waits_long = 0;
 	row->holds_long = 0;
@@ -212,12 +239,25 @@ static void fill_row(struct row *row, struct lb_lru *lru, enum lb_lru_path path)
 	row->contentions = 0;
 	for (p = 0; p < LB_LRU_NR_PATHS; p++) {
 		row->wait_ms += (double)st.path[p].wait_ns_total / 1e6;
+		row->yield_ms += (double)st.path[p].wait_ns_yield / 1e6;
+		row->spun_ms += (double)(st.path[p].wait_ns_total -
+					 st.path[p].wait_ns_yield) / 1e6;
+		row->busy_ms += (double)(st.path[p].hold_ns_total -
+					 st.path[p].hold_ns_long) / 1e6;
 		row->short_ms += (double)(st.path[p].wait_ns_total -
 					  st.path[p].wait_ns_long) / 1e6;
 		row->waits_long += st.path[p].waits_long;
 		row->holds_long += st.path[p].holds_long;
 		row->contentions += st.path[p].contentions;
 	}
+}
+
+/* The process's involuntary context switches so far (joined threads too). */
+static long nivcsw(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_SELF, &ru) ? 0 : ru.ru_nivcsw;
 }
 
 static int run_part1(struct row *row, unsigned int pflags, unsigned long rounds,
@@ -227,6 +267,7 @@ static int run_part1(struct row *row, unsigned int pflags, unsigned long rounds,
 	struct lb_cpubatch_conf pconf = { .mode = LB_CPUBATCH_WEIGHTED };
 	pthread_t th[MAX_THREADS];
 	struct bobj *objs = calloc(nobj, sizeof(*objs));
+	long cs;
 	size_t i;
 	int t;
 
@@ -242,12 +283,15 @@ static int run_part1(struct row *row, unsigned int pflags, unsigned long rounds,
 		queue_split(&objs[i]);
 		lb_lru_commit(arg.lru, &o, 1);
 	}
+	cs = nivcsw();
 	for (t = 0; t < nthreads; t++)
 		pthread_create(&th[t], NULL, part1_thread, &arg);
 	for (t = 0; t < nthreads; t++)
 		pthread_join(th[t], NULL);
+	cs = nivcsw() - cs;
 	lb_cpubatch_destroy(arg.pc);
 	fill_row(row, arg.lru, LB_LRU_PATH_PUTBACK);
+	row->nivcsw = (double)cs;
 	empty_lru(arg.lru);
 	for (i = 0; i < nobj; i++)
 		cds_list_del_init(&objs[i].split);
@@ -262,6 +306,21 @@ struct part2 {
 	unsigned long rounds;
 	struct bobj *objs;	/* this thread's: DEL_BATCH * 4 */
 };
+
+static unsigned long late_dels;
+
+/* Commit what is still in a batch, then delete it (refusing the rest). */
+static void del_late(struct part2 *p, void *const *v)
+{
+	struct lb_node *nodes[DEL_BATCH];
+	unsigned int i;
+
+	for (i = 0; i < DEL_BATCH; i++)
+		nodes[i] = &lb_lru_node_of(p->lru, v[i])->batch;
+	lb_cpubatch_drain_objs(p->pc, nodes, DEL_BATCH);
+	lb_lru_del(p->lru, v, DEL_BATCH);
+	__atomic_fetch_add(&late_dels, 1, __ATOMIC_RELAXED);
+}
 
 /* Add a batch worth, then remove the oldest batch once it is committed. */
 static void *part2_thread(void *arg)
@@ -278,14 +337,20 @@ static void *part2_thread(void *arg)
 			lb_lru_node_init(&b->node, 1);
 			lb_lru_add(p->pc, p->lru, b);
 		}
-		/* Two generations back: committed by now (a batch is 31). */
+		/*
+		 * Two generations back: committed by now (a batch is 31),
+		 * unless this thread moved to another CPU and left some in the
+		 * old CPU's batch. Those are flushed before the generation is
+		 * deleted: it is reused two rounds on.
+		 */
 		gen = (unsigned int)((r + 2) % 4);
 		if (r >= 2) {
 			void *v[DEL_BATCH];
 
 			for (i = 0; i < DEL_BATCH; i++)
 				v[i] = &p->objs[gen * DEL_BATCH + i];
-			lb_lru_del(p->lru, v, DEL_BATCH);
+			if (lb_lru_del(p->lru, v, DEL_BATCH) < DEL_BATCH)
+				del_late(p, v);
 		}
 	}
 	return NULL;
@@ -299,6 +364,7 @@ static int run_part2(struct row *row, unsigned int flags, unsigned long rounds)
 	struct lb_lru *lru;
 	struct lb_cpubatch *pc;
 	struct bobj *objs = calloc((size_t)nthreads * DEL_BATCH * 4, sizeof(*objs));
+	long cs;
 	int t;
 
 	if (!objs || new_lru(&lru, flags, NULL))
@@ -306,6 +372,7 @@ static int run_part2(struct row *row, unsigned int flags, unsigned long rounds)
 	lb_lru_cpubatch_conf(lru, &pconf);
 	if (lb_cpubatch_create(&pc, &pconf))
 		return -1;
+	cs = nivcsw();
 	for (t = 0; t < nthreads; t++) {
 		arg[t] = (struct part2){ lru, pc, rounds,
 					 objs + t * DEL_BATCH * 4 };
@@ -313,8 +380,12 @@ static int run_part2(struct row *row, unsigned int flags, unsigned long rounds)
 	}
 	for (t = 0; t < nthreads; t++)
 		pthread_join(th[t], NULL);
+	cs = nivcsw() - cs;
 	lb_cpubatch_destroy(pc);
+	if (getenv("LB_BENCH_DEBUG"))
+		fprintf(stderr, "late deletions so far: %lu\n", late_dels);
 	fill_row(row, lru, LB_LRU_PATH_ADD);
+	row->nivcsw = (double)cs;
 	empty_lru(lru);
 	free(objs);
 	return 0;
@@ -366,7 +437,7 @@ static int cmp_double(const void *a, const void *b)
  */
 static void median_row(struct row *out, const struct row *runs, int n)
 {
-	double col[7][MAX_REPS];
+	double col[11][MAX_REPS];
 	int k, c;
 
 	for (k = 0; k < n; k++) {
@@ -377,8 +448,12 @@ static void median_row(struct row *out, const struct row *runs, int n)
 		col[4][k] = (double)runs[k].acquisitions;
 		col[5][k] = (double)runs[k].contentions;
 		col[6][k] = (double)runs[k].holds_long;
+		col[7][k] = runs[k].yield_ms;
+		col[8][k] = runs[k].nivcsw;
+		col[9][k] = runs[k].spun_ms;
+		col[10][k] = runs[k].busy_ms;
 	}
-	for (c = 0; c < 7; c++)
+	for (c = 0; c < 11; c++)
 		qsort(col[c], (size_t)n, sizeof(double), cmp_double);
 	out->hold_ns = col[0][n / 2];
 	out->wait_ms = col[1][n / 2];
@@ -387,6 +462,10 @@ static void median_row(struct row *out, const struct row *runs, int n)
 	out->acquisitions = (uint64_t)col[4][n / 2];
 	out->contentions = (uint64_t)col[5][n / 2];
 	out->holds_long = (uint64_t)col[6][n / 2];
+	out->yield_ms = col[7][n / 2];
+	out->nivcsw = col[8][n / 2];
+	out->spun_ms = col[9][n / 2];
+	out->busy_ms = col[10][n / 2];
 }
 
 static double ratio(double a, double b)
@@ -395,50 +474,66 @@ static double ratio(double a, double b)
 }
 
 /*
- * Two wait columns: every wait, and the waits shorter than
- * LB_LRU_HOLD_LONG_NS. A longer one spans a descheduling of the holder or
- * of the waiter (more threads than CPUs, other load), and grows with the
- * machine's load, not with the hold time: the kernel's lock_stat never
- * sees it, its spinlocks being held and awaited with preemption off.
+ * Three wait columns (see the top of the file): every wait, less the
+ * waiters' yields, and only the waits shorter than LB_LRU_HOLD_LONG_NS.
  */
+static void print_json(const char *title, const struct row *r, int last)
+{
+	int k;
+
+	printf("\"%s\":[", title);
+	for (k = 0; k < 2; k++)
+		printf("%s{\"variant\":\"%s\",\"hold_ns\":%.1f,"
+		       "\"wait_ms\":%.3f,\"wait_yield_ms\":%.3f,"
+		       "\"wait_less_yield_ms\":%.3f,\"wait_short_ms\":%.3f,"
+		       "\"waits_long\":%llu,\"holds_long\":%llu,"
+		       "\"acquisitions\":%llu,\"contentions\":%llu,"
+		       "\"involuntary_switches\":%.0f,\"held_ms\":%.3f}",
+		       k ? "," : "",
+		       r[k].name, r[k].hold_ns, r[k].wait_ms, r[k].yield_ms,
+		       r[k].spun_ms, r[k].short_ms,
+		       (unsigned long long)r[k].waits_long,
+		       (unsigned long long)r[k].holds_long,
+		       (unsigned long long)r[k].acquisitions,
+		       (unsigned long long)r[k].contentions, r[k].nivcsw,
+		       r[k].busy_ms);
+	printf("],\"%s_hold_ratio\":%.2f,\"%s_wait_ratio\":%.2f,"
+	       "\"%s_wait_less_yield_ratio\":%.2f,"
+	       "\"%s_wait_short_ratio\":%.2f,\"%s_held_ratio\":%.2f%s",
+	       title, ratio(r[0].hold_ns, r[1].hold_ns), title,
+	       ratio(r[0].wait_ms, r[1].wait_ms), title,
+	       ratio(r[0].spun_ms, r[1].spun_ms), title,
+	       ratio(r[0].short_ms, r[1].short_ms), title,
+	       ratio(r[0].busy_ms, r[1].busy_ms), last ? "" : ",");
+}
+
 static void print_rows(const char *title, const struct row *r, int json,
 		       int last)
 {
 	int k;
 
 	if (json) {
-		printf("\"%s\":[", title);
-		for (k = 0; k < 2; k++)
-			printf("%s{\"variant\":\"%s\",\"hold_ns\":%.1f,"
-			       "\"wait_ms\":%.3f,\"wait_short_ms\":%.3f,"
-			       "\"waits_long\":%llu,\"holds_long\":%llu,"
-			       "\"acquisitions\":%llu,"
-			       "\"contentions\":%llu}", k ? "," : "", r[k].name,
-			       r[k].hold_ns, r[k].wait_ms, r[k].short_ms,
-			       (unsigned long long)r[k].waits_long,
-			       (unsigned long long)r[k].holds_long,
-			       (unsigned long long)r[k].acquisitions,
-			       (unsigned long long)r[k].contentions);
-		printf("],\"%s_hold_ratio\":%.2f,\"%s_wait_ratio\":%.2f,"
-		       "\"%s_wait_short_ratio\":%.2f%s",
-		       title, ratio(r[0].hold_ns, r[1].hold_ns), title,
-		       ratio(r[0].wait_ms, r[1].wait_ms), title,
-		       ratio(r[0].short_ms, r[1].short_ms), last ? "" : ",");
+		print_json(title, r, last);
 		return;
 	}
-	printf("%s\n%-22s %11s %10s %10s %10s %10s %10s %10s\n", title,
-	       "variant", "hold ns/acq", "wait ms", "short ms", "long waits",
-	       "long holds", "acquired", "contended");
+	printf("%s\n%-21s %8s %8s %9s %9s %8s %8s %6s %6s %7s %7s %8s\n",
+	       title, "variant", "hold ns", "held ms", "wait ms", "yielded",
+	       "less yld", "short ms", "long w", "long h", "acq k",
+	       "contend", "invol cs");
 	for (k = 0; k < 2; k++)
-		printf("%-22s %11.1f %10.3f %10.3f %10llu %10llu %10llu %10llu\n",
-		       r[k].name, r[k].hold_ns, r[k].wait_ms, r[k].short_ms,
+		printf("%-21s %8.1f %8.3f %9.3f %9.3f %8.3f %8.3f %6llu %6llu %7.0f %7llu %8.0f\n",
+		       r[k].name, r[k].hold_ns, r[k].busy_ms, r[k].wait_ms,
+		       r[k].yield_ms, r[k].spun_ms, r[k].short_ms,
 		       (unsigned long long)r[k].waits_long,
 		       (unsigned long long)r[k].holds_long,
-		       (unsigned long long)r[k].acquisitions,
-		       (unsigned long long)r[k].contentions);
-	printf("hold ratio %.2fx, wait ratio %.2fx (waits < 100us: %.2fx)\n\n",
+		       (double)r[k].acquisitions / 1e3,
+		       (unsigned long long)r[k].contentions, r[k].nivcsw);
+	printf("hold ratio %.2fx (lock held, all paths: %.2fx); wait ratio "
+	       "%.2fx, less yields %.2fx, waits < 100us %.2fx\n\n",
 	       ratio(r[0].hold_ns, r[1].hold_ns),
+	       ratio(r[0].busy_ms, r[1].busy_ms),
 	       ratio(r[0].wait_ms, r[1].wait_ms),
+	       ratio(r[0].spun_ms, r[1].spun_ms),
 	       ratio(r[0].short_ms, r[1].short_ms));
 }
 
@@ -451,7 +546,7 @@ int main(int argc, char **argv)
 	static struct row sec_r[2][MAX_REPS], add_r[2][MAX_REPS];
 	unsigned long rounds = 20000;
 	int json = 0, i, r, reps = 5;
-	double floor_ns;
+	double floor_ns, above[2];
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json"))
@@ -509,13 +604,15 @@ int main(int argc, char **argv)
 	print_rows("secondary_work", sec, json, 0);
 	print_rows("add_commit", add, json, 0);
 	floor_ns = empty_hold_ns(rounds);
+	above[0] = add[0].hold_ns > floor_ns ? add[0].hold_ns - floor_ns : 0;
+	above[1] = add[1].hold_ns > floor_ns ? add[1].hold_ns - floor_ns : 0;
 	if (json)
-		printf("\"empty_hold_ns\":%.1f,\"add_commit_hold_ratio_above_floor\":%.2f}\n",
-		       floor_ns, ratio(add[0].hold_ns - floor_ns,
-				       add[1].hold_ns - floor_ns));
+		printf("\"empty_hold_ns\":%.1f,\"add_commit_above_floor_ns\":[%.1f,%.1f],"
+		       "\"add_commit_splice_over_per_object_above_floor\":%.3f}\n",
+		       floor_ns, above[0], above[1], ratio(above[1], above[0]));
 	else
 		printf("empty hold (a commit with nothing to link, 1 thread): %.1f ns;\n"
-		       "above it, per-object / splice = %.2fx\n", floor_ns,
-		       ratio(add[0].hold_ns - floor_ns, add[1].hold_ns - floor_ns));
+		       "above it: per-object %.1f ns, splice %.1f ns, splice / per-object %.3f\n",
+		       floor_ns, above[0], above[1], ratio(above[1], above[0]));
 	return 0;
 }

@@ -54,6 +54,7 @@ Test(lock, init_names_and_zero_stats)
 		cr_assert(eq(u64, s.wait_ns_total, 0));
 		cr_assert(eq(u64, s.wait_ns_max, 0));
 		cr_assert(eq(u64, s.wait_ns_min, 0));
+		cr_assert(eq(u64, s.wait_ns_yield, 0));
 		cr_assert(eq(int, lb_lock_destroy(&l), 0));
 		cr_assert(eq(int, lb_lock_init(&l, kinds[k], "lru"), 0));
 		cr_assert(eq(str, (char *)l.name, "lru"));
@@ -226,6 +227,15 @@ Test(lock, wait_stats_on_forced_contention, .timeout = 10)
 		cr_assert(le(u64, s.wait_ns_min, s.wait_ns_max));
 		cr_assert(eq(u64, s.wait_ns_total, s.wait_ns_min + s.wait_ns_max),
 			  "two waits: total = min + max");
+		/*
+		 * Only the spin kind yields: 40 ms is far past its backoff,
+		 * so its waiter gave its CPU away, within the wait.
+		 */
+		if (kinds[k] == LB_LOCK_SPIN)
+			cr_assert(gt(u64, s.wait_ns_yield, 0));
+		else
+			cr_assert(eq(u64, s.wait_ns_yield, 0), "kind %d", k);
+		cr_assert(le(u64, s.wait_ns_yield, s.wait_ns_total));
 		lb_lock_destroy(&l);
 	}
 }
@@ -233,14 +243,14 @@ Test(lock, wait_stats_on_forced_contention, .timeout = 10)
 /* Parses one report row; the table pads, so whitespace is free. */
 struct row {
 	char name[32];
-	unsigned long long acq, cont, avg, total, max, min;
+	unsigned long long acq, cont, avg, total, max, min, yield;
 };
 
 static int parse_row(const char *line, struct row *r)
 {
-	return sscanf(line, "%31s %llu %llu %lluns %lluns %lluns %lluns",
+	return sscanf(line, "%31s %llu %llu %lluns %lluns %lluns %lluns %lluns",
 		      r->name, &r->acq, &r->cont, &r->avg, &r->total, &r->max,
-		      &r->min) == 7;
+		      &r->min, &r->yield) == 8;
 }
 
 static char *report_of(struct lb_lock *const *locks, unsigned int nr,
@@ -291,11 +301,13 @@ Test(lock, report_table_parses_back, .timeout = 10)
 			cr_assert(eq(u64, r.avg, sa.wait_ns_total));
 			cr_assert(eq(u64, r.max, sa.wait_ns_max));
 			cr_assert(eq(u64, r.min, sa.wait_ns_min));
+			cr_assert(eq(u64, r.yield, sa.wait_ns_yield));
 		} else {
 			cr_assert(eq(str, r.name, "zone"));
 			cr_assert(eq(u64, r.acq, 7));
 			cr_assert(eq(u64, r.cont, 0));
-			cr_assert(eq(u64, r.avg + r.total + r.max + r.min, 0));
+			cr_assert(eq(u64, r.avg + r.total + r.max + r.min +
+					  r.yield, 0));
 		}
 		rows++;
 	}
@@ -309,15 +321,17 @@ Test(lock, report_table_parses_back, .timeout = 10)
  * A JSON reader just large enough for the report: an array of flat
  * objects whose values are strings or unsigned integers.
  */
+#define NR_JKEYS 7
+
 struct jobj {
 	char name[64];
-	unsigned long long v[6];	/* in enum jkey order */
-	unsigned int seen;		/* bit per key, name = bit 6 */
+	unsigned long long v[NR_JKEYS];	/* in jkeys[] order */
+	unsigned int seen;		/* bit per key, name = bit NR_JKEYS */
 };
 
-static const char *const jkeys[] = {
+static const char *const jkeys[NR_JKEYS] = {
 	"acquisitions", "contentions", "wait_ns_total", "wait_ns_max",
-	"wait_ns_min", "wait_ns_avg",
+	"wait_ns_min", "wait_ns_avg", "wait_ns_yield",
 };
 
 static const char *skip_ws(const char *p)
@@ -381,13 +395,13 @@ static const char *jobject(const char *p, struct jobj *o)
 		if (!strcmp(key, "name")) {
 			if (!(p = jstring(p, o->name, sizeof(o->name))))
 				return NULL;
-			o->seen |= 1u << 6;
+			o->seen |= 1u << NR_JKEYS;
 		} else {
 			char *end;
 
-			for (k = 0; k < 6 && strcmp(key, jkeys[k]); k++)
+			for (k = 0; k < NR_JKEYS && strcmp(key, jkeys[k]); k++)
 				;
-			if (k == 6 || !isdigit((unsigned char)*p))
+			if (k == NR_JKEYS || !isdigit((unsigned char)*p))
 				return NULL;
 			o->v[k] = strtoull(p, &end, 10);
 			o->seen |= 1u << k;
@@ -444,7 +458,8 @@ Test(lock, report_json_parses_back, .timeout = 10)
 	cr_assert(eq(int, rc, 0));
 	n = jarray(buf, o, 4);
 	cr_assert(eq(int, n, 3), "JSON: %s", buf);
-	cr_assert(eq(u32, o[0].seen, 0x7f), "every key present");
+	cr_assert(eq(u32, o[0].seen, (1u << (NR_JKEYS + 1)) - 1),
+		  "every key present");
 	cr_assert(eq(str, o[0].name, "lruvec"));
 	cr_assert(eq(u64, o[0].v[0], sa.acquisitions));
 	cr_assert(eq(u64, o[0].v[1], 2));
@@ -452,6 +467,7 @@ Test(lock, report_json_parses_back, .timeout = 10)
 	cr_assert(eq(u64, o[0].v[3], sa.wait_ns_max));
 	cr_assert(eq(u64, o[0].v[4], sa.wait_ns_min));
 	cr_assert(eq(u64, o[0].v[5], sa.wait_ns_total / 2));
+	cr_assert(eq(u64, o[0].v[6], sa.wait_ns_yield));
 	cr_assert(eq(str, o[1].name, (char *)odd), "name escaped and back");
 	cr_assert(eq(u64, o[1].v[0], 1));
 	cr_assert(eq(u64, o[1].v[5], 0), "no contention: average 0");

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
- * lb_lru: commit order (splice and per-object), isolate verdicts, putback
+ * lb_lru: commit order (splice and per-object), a splice's objects listed
+ * only under the lock, isolate verdicts, putback
  * with release and the post-unlock phase, del, adds through lb_cpubatch, path
  * accounting and every error path.
  */
@@ -8,6 +9,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <time.h>
 #include <stddef.h>
 #include <string.h>
@@ -237,6 +239,58 @@ Test(lru, commit_splice_order)
 Test(lru, commit_each_order)
 {
 	check_commit_order(LB_LRU_NO_SPLICE);
+}
+
+struct committer {
+	void *v[8];
+	int done;
+};
+
+static void *commit_fn(void *arg)
+{
+	struct committer *c = arg;
+
+	lb_lru_commit(cur_lru, c->v, 8);
+	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * A splice commit links its objects into a private chain before it takes
+ * the lock. Until the splice, lb_lru_del() under the lock must find them
+ * off the LRU (a batch being flushed), not unlink them from that chain.
+ */
+Test(lru, splice_publishes_objects_under_the_lock, .timeout = 10)
+{
+	struct lb_lru *lru = mk(0);
+	struct committer c = { .done = 0 };
+	struct lb_lru_stats st;
+	unsigned int i, ids[NOBJ];
+	pthread_t th;
+
+	setup_objs();
+	for (i = 0; i < 8; i++)
+		c.v[i] = &objs[i];
+	lb_lock_acquire(lb_lru_lock(lru));
+	cr_assert(eq(int, pthread_create(&th, NULL, commit_fn, &c), 0));
+	/* Prepared: the last object went to the chain's head, before the 7th. */
+	while (__atomic_load_n(&objs[6].node.link.prev, __ATOMIC_ACQUIRE) !=
+	       &objs[7].node.link)
+		sched_yield();
+	for (i = 0; i < 8; i++)
+		cr_assert(eq(u32, __atomic_load_n(&objs[i].node.flags,
+						  __ATOMIC_RELAXED) &
+			     LB_LRU_NODE_ON_LRU, 0), "object %u listed early", i);
+	cr_assert(eq(int, __atomic_load_n(&c.done, __ATOMIC_ACQUIRE), 0));
+	lb_lock_release(lb_lru_lock(lru));
+	pthread_join(th, NULL);
+	for (i = 0; i < 8; i++)
+		cr_assert(eq(u32, objs[i].node.flags, LB_LRU_NODE_ON_LRU));
+	cr_assert(eq(int, lb_lru_del(lru, c.v, 8), 8));
+	cr_assert(eq(int, lb_lru_stats(lru, &st), 0));
+	cr_assert(eq(u64, st.errors, 0));
+	cr_assert(eq(u32, take_all(lru, LB_LRU_INACTIVE, ids), 0));
+	cr_assert(eq(int, lb_lru_destroy(lru), 0));
 }
 
 Test(lru, destroy_refuses_nonempty)
@@ -512,6 +566,8 @@ Test(lru, stats_snapshots_and_lock_totals_agree)
 			     st.path[p].wait_ns_total));
 		cr_assert(ge(u64, st.path[p].wait_ns_long,
 			     st.path[p].waits_long * LB_LRU_HOLD_LONG_NS));
+		cr_assert(le(u64, st.path[p].wait_ns_yield,
+			     st.path[p].wait_ns_total));
 	}
 	cr_assert(eq(u64, paths + st.snapshots, ls.acquisitions));
 	cr_assert(eq(int, lb_lru_destroy(lru), 0));
@@ -560,9 +616,14 @@ static struct lb_lru *wait_on_sleeping_holder(struct lb_lru_stats *st)
 	return lru;
 }
 
-/* A wait across a descheduled holder is counted long, on the waiter's path. */
+/*
+ * A wait across a descheduled holder is counted long, on the waiter's
+ * path; the spin lock's waiter yielded its CPU during it, and the path
+ * carries exactly the lock's yielded time.
+ */
 Test(lru, long_wait_charged_to_waiting_path)
 {
+	struct lb_lock_stats ls;
 	struct lb_lru_stats st;
 	unsigned int ids[NOBJ];
 	struct lb_lru *lru;
@@ -584,6 +645,12 @@ Test(lru, long_wait_charged_to_waiting_path)
 		     st.path[LB_LRU_PATH_ADD].wait_ns_total));
 	cr_assert(eq(u64, st.path[LB_LRU_PATH_ISOLATE].waits_long, 0));
 	cr_assert(eq(u64, st.path[LB_LRU_PATH_ISOLATE].holds_long, 1));
+	cr_assert(eq(int, lb_lock_stats(lb_lru_lock(lru), &ls), 0));
+	cr_assert(gt(u64, st.path[LB_LRU_PATH_ADD].wait_ns_yield, 0));
+	cr_assert(le(u64, st.path[LB_LRU_PATH_ADD].wait_ns_yield,
+		     st.path[LB_LRU_PATH_ADD].wait_ns_total));
+	cr_assert(eq(u64, st.path[LB_LRU_PATH_ADD].wait_ns_yield,
+		     ls.wait_ns_yield));
 	cr_assert(eq(u32, take_all(lru, LB_LRU_INACTIVE, ids), 2));
 	cr_assert(eq(int, lb_lru_destroy(lru), 0));
 }
