@@ -263,6 +263,14 @@ static inline void lbi_clh_unlock(ck_spinlock_clh_t **q,
 	lbi_tsan_ignore_end();
 }
 
+struct lb_lock;
+/*
+ * lock.c: lb_lock_acquire() that reports whether it waited, how long, and
+ * how much of that it spent yielding the CPU.
+ */
+bool lbi_lock_acquire_wait(struct lb_lock *l, bool *contended,
+			   uint64_t *wait_ns, uint64_t *yield_ns);
+
 static inline uint64_t lbi_now_ns(void)
 {
 	struct timespec ts;

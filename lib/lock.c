@@ -285,16 +285,27 @@ static int node_for(struct lb_lock *l, struct lbi_qnode **e)
 	return 0;
 }
 
-void lb_lock_acquire(struct lb_lock *l)
+/*
+ * lb_lock_acquire(), telling the caller what this acquisition cost: a
+ * holder that charges acquisitions to its own counters (lb_lru's paths)
+ * gets the wait here instead of reading the lock's totals on every hold,
+ * which would pull the statistics' line from the last holder's CPU.
+ * Returns false when the lock is not taken (see lb_lock_acquire()).
+ */
+bool lbi_lock_acquire_wait(struct lb_lock *l, bool *contended,
+			   uint64_t *wait_ns, uint64_t *yield_ns)
 {
 	struct lbi_qnode *e;
 	uint64_t t0, y0, wait;
 
+	*contended = false;
+	*wait_ns = 0;
+	*yield_ns = 0;
 	if (lbi_unlikely(node_for(l, &e)))
-		return;
+		return false;
 	if (lbi_likely(try_raw(l, e))) {
 		l->st.acquisitions++;
-		return;
+		return true;
 	}
 	y0 = lbi_yielded_ns;
 	t0 = lbi_now_ns();
@@ -303,11 +314,23 @@ void lb_lock_acquire(struct lb_lock *l)
 	l->st.acquisitions++;
 	l->st.contentions++;
 	l->st.wait_ns_total += wait;
-	l->st.wait_ns_yield += lbi_yielded_ns - y0;
+	*yield_ns = lbi_yielded_ns - y0;
+	l->st.wait_ns_yield += *yield_ns;
 	if (wait > l->st.wait_ns_max)
 		l->st.wait_ns_max = wait;
 	if (l->st.contentions == 1 || wait < l->st.wait_ns_min)
 		l->st.wait_ns_min = wait;
+	*contended = true;
+	*wait_ns = wait;
+	return true;
+}
+
+void lb_lock_acquire(struct lb_lock *l)
+{
+	uint64_t wait, yield;
+	bool contended;
+
+	lbi_lock_acquire_wait(l, &contended, &wait, &yield);
 }
 
 void lb_lock_release(struct lb_lock *l)

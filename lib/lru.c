@@ -96,23 +96,21 @@ bool lbi_lru_has_prefetchw(void)
 #endif
 
 /*
- * Take the LRU lock and charge the acquisition to @path. The lock's
- * counters are written only by its holder, and every acquisition that
- * counts goes through here, so right after lb_lock_acquire() returns they
- * differ from what the previous holder saw by exactly this acquisition.
+ * Take the LRU lock and charge the acquisition to @path. The lock says
+ * whether this acquisition waited and for how long, so the charge needs no
+ * look at the lock's totals: a hold writes the lock's lines, the list's,
+ * and its path's line, nothing else.
  */
 void lbi_lru_lock(struct lb_lru *lru, enum lb_lru_path path)
 {
-	const struct lb_lock_stats *now = &lru->lock.st;
 	struct lbi_lru_path *ps = &lru->path[path];
-	uint64_t cont, wait;
+	uint64_t wait, yield;
+	bool contended;
 
-	lb_lock_acquire(&lru->lock);
+	lbi_lock_acquire_wait(&lru->lock, &contended, &wait, &yield);
 	ps->acquisitions++;
-	cont = now->contentions - lru->c.seen_contentions;
-	if (cont) {
-		wait = now->wait_ns_total - lru->c.seen_wait_ns;
-		ps->contentions += cont;
+	if (contended) {
+		ps->contentions++;
 		ps->wait_ns_total += wait;
 		if (wait > ps->wait_ns_max)
 			ps->wait_ns_max = wait;
@@ -120,29 +118,26 @@ void lbi_lru_lock(struct lb_lru *lru, enum lb_lru_path path)
 			ps->waits_long++;
 			ps->wait_ns_long += wait;
 		}
-		ps->wait_ns_yield += now->wait_ns_yield - lru->c.seen_wait_yield;
-		lru->c.seen_contentions = now->contentions;
-		lru->c.seen_wait_ns = now->wait_ns_total;
-		lru->c.seen_wait_yield = now->wait_ns_yield;
+		ps->wait_ns_yield += yield;
 	}
 	if (lru->flags & LB_LRU_HOLD_TIME)
-		lru->c.hold_start = ticks();
+		ps->hold_start = ticks();
 }
 
 /*
  * The hold is timed from the end of lbi_lru_lock()'s bookkeeping to the
  * start of this one's: the path's own work under the lock, not the cost of
- * counting it. That bookkeeping brings the counters' line and the path's
- * line from the last holder's CPU before the clock starts, so those two
- * transfers are not in the hold figure (lru-fault --causes finds them in
- * the rest of the cost of sharing).
+ * counting it. That bookkeeping brings the path's line from the last
+ * holder's CPU before the clock starts, so that transfer is not in the
+ * hold figure (lru-fault --causes finds it in the rest of the cost of
+ * sharing).
  */
 void lbi_lru_unlock(struct lb_lru *lru, enum lb_lru_path path, uint64_t objs)
 {
 	struct lbi_lru_path *ps = &lru->path[path];
 
 	if (lru->flags & LB_LRU_HOLD_TIME) {
-		uint64_t hold = ticks_to_ns(ticks() - lru->c.hold_start);
+		uint64_t hold = ticks_to_ns(ticks() - ps->hold_start);
 
 		ps->hold_ns_total += hold;
 		if (hold > ps->hold_ns_max)
@@ -194,7 +189,8 @@ static void mark_listed(struct lb_lru *lru, void *const *objs, unsigned int n,
 static unsigned int commit_splice(struct lb_lru *lru, void *const *objs,
 				  unsigned int n)
 {
-	struct cds_list_head chain, *head = &lru->lists[LB_LRU_INACTIVE];
+	struct lbi_lru_list *list = &lru->lists[LB_LRU_INACTIVE];
+	struct cds_list_head chain, *head = &list->head;
 	struct cds_list_head *first, *last;
 	uint64_t weight = 0;
 	unsigned int i, nr = 0, bad = 0;
@@ -222,8 +218,8 @@ static unsigned int commit_splice(struct lb_lru *lru, void *const *objs,
 		head->next = first;
 		mark_listed(lru, objs, n, first, last, bad);
 	}
-	lru->c.nr[LB_LRU_INACTIVE] += nr;
-	lru->c.weight[LB_LRU_INACTIVE] += weight;
+	list->nr += nr;
+	list->weight += weight;
 	if (lbi_unlikely(bad))
 		lru->errors += bad;
 	lbi_lru_unlock(lru, LB_LRU_PATH_ADD, nr);
@@ -305,7 +301,7 @@ int lb_lru_create(struct lb_lru **plru, const struct lb_lru_conf *conf)
 		return rc;
 	}
 	for (i = 0; i < LB_LRU_NR_LISTS; i++)
-		CDS_INIT_LIST_HEAD(&lru->lists[i]);
+		CDS_INIT_LIST_HEAD(&lru->lists[i].head);
 	lru->node_offset = conf->node_offset;
 	lru->flags = conf->flags;
 	if (conf->flags & LB_LRU_NO_PREFETCH)
@@ -336,8 +332,8 @@ int lb_lru_destroy(struct lb_lru *lru)
 {
 	if (!lru)
 		return -EINVAL;
-	if (!cds_list_empty(&lru->lists[LB_LRU_INACTIVE]) ||
-	    !cds_list_empty(&lru->lists[LB_LRU_ACTIVE]))
+	if (!cds_list_empty(&lru->lists[LB_LRU_INACTIVE].head) ||
+	    !cds_list_empty(&lru->lists[LB_LRU_ACTIVE].head))
 		return -EBUSY;
 	if (lb_lock_destroy(&lru->lock))
 		return -EBUSY;
@@ -410,8 +406,8 @@ int lb_lru_stats(struct lb_lru *lru, struct lb_lru_stats *out)
 	/* Not through lbi_lru_lock(): a snapshot is no path's acquisition. */
 	lb_lock_acquire(&lru->lock);
 	for (i = 0; i < LB_LRU_NR_LISTS; i++) {
-		out->nr[i] = lru->c.nr[i];
-		out->weight[i] = lru->c.weight[i];
+		out->nr[i] = lru->lists[i].nr;
+		out->weight[i] = lru->lists[i].weight;
 	}
 	for (i = 0; i < LB_LRU_NR_PATHS; i++)
 		path_out(&lru->path[i], &out->path[i]);
@@ -421,9 +417,6 @@ int lb_lru_stats(struct lb_lru *lru, struct lb_lru_stats *out)
 	out->released = lru->released;
 	out->snapshots = lru->snapshots++;
 	out->errors = lru->errors;
-	lru->c.seen_contentions = lru->lock.st.contentions;
-	lru->c.seen_wait_ns = lru->lock.st.wait_ns_total;
-	lru->c.seen_wait_yield = lru->lock.st.wait_ns_yield;
 	lb_lock_release(&lru->lock);
 	return 0;
 }

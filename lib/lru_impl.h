@@ -6,6 +6,8 @@
 #ifndef LOCKBATCH_LRU_IMPL_H
 #define LOCKBATCH_LRU_IMPL_H
 
+#include <stddef.h>
+
 #include <lockbatch/lru.h>
 
 /* The cache line size the layout of &struct lb_lru is built for. */
@@ -20,10 +22,13 @@ enum lbi_lru_prefetch {
 };
 
 /*
- * Lock use by one path, one cache line for what every hold writes (the
- * counters of contended and long holds follow on the next line).
+ * Lock use by one path. The first line is what every hold of the path
+ * writes (the hold's clock stamp too: the holder owns this line anyway),
+ * then what a contended acquisition adds; the counters of long waits and
+ * holds follow on the next line.
  */
 struct lbi_lru_path {
+	uint64_t hold_start;		/* ticks; valid while this path holds */
 	uint64_t acquisitions;
 	uint64_t objs;
 	uint64_t hold_ns_total;
@@ -38,27 +43,23 @@ struct lbi_lru_path {
 	uint64_t wait_ns_yield;
 } __attribute__((aligned(LBI_LRU_LINE)));
 
-/*
- * What every holder writes besides its path's line: list sizes, the clock
- * stamp, the lock counters seen by the last holder. One line.
- */
-struct lbi_lru_counts {
-	uint64_t nr[LB_LRU_NR_LISTS];
-	uint64_t weight[LB_LRU_NR_LISTS];
-	uint64_t hold_start;		/* ticks; valid while held */
-	uint64_t seen_contentions;	/* the lock's, after the last holder */
-	uint64_t seen_wait_ns;		/* likewise, its wait_ns_total */
-	uint64_t seen_wait_yield;	/* likewise, its wait_ns_yield */
-} __attribute__((aligned(LBI_LRU_LINE)));
+/* One list with its sizes, which every link and unlink updates with it. */
+struct lbi_lru_list {
+	struct cds_list_head head;
+	uint64_t nr;
+	uint64_t weight;
+};
 
 /*
  * Read-only after creation first: it is read without the lock (a commit's
  * prepare phase reads @node_offset and @flags while another thread holds
- * the lock). Then what a holder writes, laid out so one hold touches four
- * lines: the lock word, the lock's counters and the list heads, @c, and its
- * path's line. Mixed, every prepare phase would pull a line the holder is
- * writing; spread, every hold would pull more lines from the last holder's
- * CPU.
+ * the lock). Then what a holder writes, laid out so that an add or a del
+ * hold touches three lines besides the objects: both lists' heads and
+ * sizes; the lock word with its acquisition count (the lock's other
+ * counters are written only on contention); and its path's line. Each
+ * further line written per hold is one more transfer from the last
+ * holder's CPU inside the lock, which lengthens every hold and with it the
+ * chance that the next acquisition finds the lock taken.
  */
 struct lb_lru {
 	size_t node_offset;
@@ -68,16 +69,22 @@ struct lb_lru {
 	void *arg;
 	struct lb_backend_ops bops;	/* what lb_lru_cpubatch_conf() hands out */
 
+	/* Under lock. */
+	struct lbi_lru_list lists[LB_LRU_NR_LISTS]
+		__attribute__((aligned(LBI_LRU_LINE)));
 	struct lb_lock lock __attribute__((aligned(LBI_LRU_LINE)));
-	struct cds_list_head lists[LB_LRU_NR_LISTS];	/* under lock */
-	struct lbi_lru_counts c;			/* under lock */
+	uint64_t errors;				/* under lock */
+	/* Under lock, written by the reclaim paths only. */
+	uint64_t scanned, rotated, activated, released, snapshots;
 	struct lbi_lru_path path[LB_LRU_NR_PATHS];	/* under lock */
-	/*
-	 * Under lock, written by the reclaim paths, and by the others only on
-	 * an object refused (@errors: already listed, or not listed).
-	 */
-	uint64_t scanned, rotated, activated, released, snapshots, errors;
 };
+
+_Static_assert(sizeof(((struct lb_lru *)0)->lists) <= LBI_LRU_LINE &&
+	       offsetof(struct lb_lock, st) +
+	       offsetof(struct lb_lock_stats, acquisitions) +
+	       sizeof(uint64_t) <= LBI_LRU_LINE,
+	       "both lists share a line; the lock word and its acquisition "
+	       "count share the next");
 
 static inline struct lb_lru_node *lbi_lru_node(const struct lb_lru *lru,
 					       void *obj)
@@ -91,6 +98,33 @@ static inline void *lbi_lru_obj(const struct lb_lru *lru,
 	return (char *)n - lru->node_offset;
 }
 
+/*
+ * Fetch the line at @p for writing, as the LRU was created to (nothing
+ * with %LB_LRU_NO_PREFETCH, for reading with %LB_LRU_PREFETCH_READ). For writing means PREFETCHW: the line arrives
+ * exclusive, so the stores need no second request for ownership when it
+ * was last held by another CPU (nodes are committed by every CPU).
+ * __builtin_prefetch(p, 1) emits it only when the compiler targets
+ * PRFCHW, which x86-64's baseline does not (it becomes a read prefetch),
+ * so the instruction is issued directly where lb_lru_create() found it
+ * (lbi_lru_has_prefetchw()).
+ */
+static inline void lbi_lru_prefetch(const struct lb_lru *lru, const void *p)
+{
+	if (lru->prefetch == LBI_LRU_PREFETCH_NONE)
+		return;
+	if (lru->prefetch == LBI_LRU_PREFETCH_READ) {
+		__builtin_prefetch(p, 0);
+		return;
+	}
+#if defined(__x86_64__)
+	if (lru->prefetch == LBI_LRU_PREFETCH_W) {
+		__asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
+		return;
+	}
+#endif
+	__builtin_prefetch(p, 1);
+}
+
 static inline enum lb_lru_list lbi_lru_list_of(const struct lb_lru_node *n)
 {
 	return (n->flags & LB_LRU_NODE_ACTIVE) ? LB_LRU_ACTIVE : LB_LRU_INACTIVE;
@@ -101,21 +135,32 @@ static inline void lbi_lru_link(struct lb_lru *lru, struct lb_lru_node *n)
 {
 	enum lb_lru_list l = lbi_lru_list_of(n);
 
-	cds_list_add(&n->link, &lru->lists[l]);
+	cds_list_add(&n->link, &lru->lists[l].head);
 	n->flags |= LB_LRU_NODE_ON_LRU;
-	lru->c.nr[l]++;
-	lru->c.weight[l] += n->weight;
+	lru->lists[l].nr++;
+	lru->lists[l].weight += n->weight;
 }
 
-/* Unlink @n (on the LRU) from its list; the lock is held. */
-static inline void lbi_lru_unlink(struct lb_lru *lru, struct lb_lru_node *n)
+/*
+ * Unlink @n (on the LRU) from its list, leaving the list's sizes to the
+ * caller; the lock is held. Returns the list it was on.
+ */
+static inline enum lb_lru_list lbi_lru_unlink_node(struct lb_lru_node *n)
 {
 	enum lb_lru_list l = lbi_lru_list_of(n);
 
 	cds_list_del(&n->link);
 	n->flags &= ~LB_LRU_NODE_ON_LRU;
-	lru->c.nr[l]--;
-	lru->c.weight[l] -= n->weight;
+	return l;
+}
+
+/* Unlink @n (on the LRU) from its list; the lock is held. */
+static inline void lbi_lru_unlink(struct lb_lru *lru, struct lb_lru_node *n)
+{
+	enum lb_lru_list l = lbi_lru_unlink_node(n);
+
+	lru->lists[l].nr--;
+	lru->lists[l].weight -= n->weight;
 }
 
 void lbi_lru_lock(struct lb_lru *lru, enum lb_lru_path path);

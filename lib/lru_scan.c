@@ -12,7 +12,8 @@
 
 /*
  * The scan walks from the tail towards the head. While @scan and the list
- * surgery work on one node, the next node's line is fetched for writing:
+ * surgery work on one node, the next node's line is fetched for writing
+ * (lbi_lru_prefetch()):
  * isolating or rotating the current node writes the next one's link, and
  * the next visit writes its flags. A pointer chase cannot run ahead on its
  * own; the prefetch overlaps the next miss with this node's work. It is
@@ -29,12 +30,6 @@
  * (tests/bench/bench_lru_scan.c, rows age+32 and age+64, and its ceiling
  * column).
  *
- * For writing means PREFETCHW: the line arrives exclusive, so the stores
- * need no second request for ownership when it was last held by another
- * CPU (the nodes are committed by every CPU). __builtin_prefetch(p, 1)
- * emits it only when the compiler targets PRFCHW, which x86-64's baseline
- * does not (it becomes a read prefetch), so the instruction is issued
- * directly where lb_lru_create() found it (lbi_lru_has_prefetchw()).
  * The nodes at the tail of a long LRU mostly come from memory, where no
  * other CPU holds them and a read brings them exclusive too; there the
  * read prefetch of %LB_LRU_PREFETCH_READ can be the cheaper instruction.
@@ -43,19 +38,8 @@ static inline void prefetch_next(const struct lb_lru *lru,
 				 struct cds_list_head *next,
 				 const struct cds_list_head *head)
 {
-	if (lru->prefetch == LBI_LRU_PREFETCH_NONE || next == head)
-		return;
-	if (lru->prefetch == LBI_LRU_PREFETCH_READ) {
-		__builtin_prefetch(next, 0);
-		return;
-	}
-#if defined(__x86_64__)
-	if (lru->prefetch == LBI_LRU_PREFETCH_W) {
-		__asm__ volatile("prefetchw %0" : : "m"(*(const char *)next));
-		return;
-	}
-#endif
-	__builtin_prefetch(next, 1);
+	if (next != head)
+		lbi_lru_prefetch(lru, next);
 }
 
 /* Apply one verdict to @n; returns false to stop the scan. */
@@ -70,7 +54,7 @@ static bool apply(struct lb_lru *lru, struct lb_lru_node *n,
 		(*taken)++;
 		return true;
 	case LB_LRU_ROTATE:
-		cds_list_move(&n->link, &lru->lists[lbi_lru_list_of(n)]);
+		cds_list_move(&n->link, &lru->lists[lbi_lru_list_of(n)].head);
 		lru->rotated++;
 		return true;
 	case LB_LRU_ACTIVATE:
@@ -98,9 +82,9 @@ int lb_lru_isolate(struct lb_lru *lru, enum lb_lru_list list,
 		return -EINVAL;
 	if (!nr)
 		return 0;
-	head = &lru->lists[list];
+	head = &lru->lists[list].head;
 	lbi_lru_lock(lru, LB_LRU_PATH_ISOLATE);
-	budget = lru->c.nr[list];
+	budget = lru->lists[list].nr;
 	for (pos = head->prev; pos != head && taken < nr && seen < budget;
 	     pos = next) {
 		struct lb_lru_node *n = cds_list_entry(pos, struct lb_lru_node,
@@ -174,12 +158,21 @@ int lb_lru_putback(struct lb_lru *lru, struct cds_list_head *src,
 
 int lb_lru_del(struct lb_lru *lru, void *const *objs, unsigned int n)
 {
-	unsigned int i, nr = 0;
+	uint64_t nr = 0, weight = 0, nr_active = 0, weight_active = 0;
+	unsigned int i;
 
 	if (!lru || (!objs && n))
 		return -EINVAL;
 	if (!n)
 		return 0;
+	/*
+	 * Every node is written under the lock, and its neighbours are mostly
+	 * nodes of the same batch: fetched here, all at once, they are not
+	 * waited for one by one inside the hold. Only the addresses are read;
+	 * the links stay untouched until the lock is held.
+	 */
+	for (i = 0; i < n; i++)
+		lbi_lru_prefetch(lru, lbi_lru_node(lru, objs[i]));
 	lbi_lru_lock(lru, LB_LRU_PATH_DEL);
 	for (i = 0; i < n; i++) {
 		struct lb_lru_node *node = lbi_lru_node(lru, objs[i]);
@@ -188,8 +181,19 @@ int lb_lru_del(struct lb_lru *lru, void *const *objs, unsigned int n)
 			lru->errors++;
 			continue;
 		}
-		lbi_lru_unlink(lru, node);
+		/* Sizes in registers: the lists' line is written once. */
+		if (lbi_lru_unlink_node(node) == LB_LRU_ACTIVE) {
+			nr_active++;
+			weight_active += node->weight;
+		}
 		nr++;
+		weight += node->weight;
+	}
+	lru->lists[LB_LRU_INACTIVE].nr -= nr - nr_active;
+	lru->lists[LB_LRU_INACTIVE].weight -= weight - weight_active;
+	if (nr_active) {
+		lru->lists[LB_LRU_ACTIVE].nr -= nr_active;
+		lru->lists[LB_LRU_ACTIVE].weight -= weight_active;
 	}
 	lbi_lru_unlock(lru, LB_LRU_PATH_DEL, nr);
 	return (int)nr;

@@ -59,9 +59,8 @@ extern "C" {
  * and @link are written under it while %LB_LRU_NODE_ON_LRU is set, and by the
  * holder of the private list otherwise. The per-path statistics (add,
  * isolate, putback, del) attribute each acquisition of the lock to the
- * path that made it (the lock's counters are written only by its holder,
- * so the difference since the previous holder is exactly one acquisition);
- * with %LB_LRU_HOLD_TIME the hold time is measured too.
+ * path that made it (the lock tells each acquisition whether it waited,
+ * and for how long); with %LB_LRU_HOLD_TIME the hold time is measured too.
  *
  * Concurrency (X = needs external exclusion, - = safe together):
  *
@@ -191,7 +190,7 @@ struct lb_lru_ops {
 };
 
 /**
- * define LB_LRU_NO_PREFETCH - Conf flag, scans do not prefetch.
+ * define LB_LRU_NO_PREFETCH - Conf flag, scans and lb_lru_del() do not prefetch.
  */
 #define LB_LRU_NO_PREFETCH 0x1u
 /**
@@ -475,6 +474,10 @@ int lb_lru_putback(struct lb_lru *lru, struct cds_list_head *src,
  * hold it with lb_cpubatch_drain_obj() or lb_cpubatch_settle(), with adds
  * of the object excluded (see there): a skipped object still in a batch
  * is linked onto the LRU by that batch's later flush.
+ *
+ * The nodes are prefetched for writing before the lock is taken (not with
+ * %LB_LRU_NO_PREFETCH), so that the unlinks under the lock do not wait for
+ * them one at a time, and the lists' sizes are written once per call.
  *
  * Context: Takes the LRU lock once (none for @n == 0).
  * Return: objects removed, or %-EINVAL if @lru is NULL, or @objs is NULL
