@@ -92,6 +92,7 @@ struct cmp_cell {			/* one back-end in one configuration */
 	double cpu_ns[16];		/* CPU ns per allocation, per run */
 	unsigned int n;
 	struct cmp_result last;		/* the run with the highest peak RSS */
+	uint64_t live_max_kib;		/* most live KiB any run sampled */
 	uint64_t errors;		/* over all runs */
 	int skipped;
 };

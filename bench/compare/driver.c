@@ -330,6 +330,8 @@ static void run_all(struct opts *o, struct cmp_report *r)
 		c->mops[c->n++] = res.mops;
 		if (res.peak_rss_kib >= c->last.peak_rss_kib)
 			c->last = res;
+		if (res.peak_live_kib > c->live_max_kib)
+			c->live_max_kib = res.peak_live_kib;
 		c->errors += res.errors;
 	}
 	progress(total, total, &o->spec);

@@ -153,12 +153,14 @@ extern "C" {
  * tests neither the debug set nor the TSan runtime unless the cache was
  * created with one of them.
  *
- * The lock path and every remote access (drains, decay, steal, stats)
+ * The lock path and every remote access (drains, decay, stats)
  * stop the slot, fence its CPU (membarrier; skipped for a slot seen empty
  * and for the caller's own CPU), fold the magazine into the slot (allocs,
  * frees and count become exact) and spill it into the order-0 list, so the
  * tuners, flushes, drains and the stats see exactly the objects the slot
- * holds. An owner's lock-path call then reloads the magazine from the
+ * holds. A steal (%LB_PCP_TUNE_ADAPTIVE) is the exception: it takes only
+ * from the peer's lists, which the slot lock alone covers, so it neither
+ * fences the peer's CPU nor empties its magazine. An owner's lock-path call then reloads the magazine from the
  * order-0 list and sets its room to what keeps ``count`` below ``high``: a
  * magazine free never reaches high, so rule (C) and the flush decision are
  * unchanged. The reload takes three quarters of the capacity after an

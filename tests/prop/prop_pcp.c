@@ -243,6 +243,37 @@ static void do_alloc(struct run *r, struct lb_rng *g, bool mixed)
 	r->live_units += 1u << o;
 }
 
+/*
+ * ADAPTIVE (DOC: Adaptive tuner, 1): an allocation whose refill a peer
+ * served took at most half of what the peer's lists held above one batch
+ * (injected CPU ids: the lock path, so no magazine), and the thief gained
+ * exactly what the peer lost.
+ */
+static void alloc_checking_steal(struct run *r, struct lb_rng *g, bool mixed,
+				 int step)
+{
+	struct lb_pcp_slot_stats s0[NR_SLOTS], s1[NR_SLOTS];
+	int self = r->env.cpu, peer = (self + 1) % NR_SLOTS;
+	int64_t lost;
+
+	lb_pcp_stats(r->p, NULL, s0, NR_SLOTS);
+	do_alloc(r, g, mixed);
+	lb_pcp_stats(r->p, NULL, s1, NR_SLOTS);
+	if (s1[self].steals == s0[self].steals)
+		return;
+	cr_assert(eq(u64, s1[self].steals, s0[self].steals + 1), "step %d "
+		  LB_SEED_FMT, step, LB_SEED_ARGS(r->seed));
+	lost = s0[peer].count - s1[peer].count;
+	cr_assert(eq(u64, (uint64_t)lost,
+		     s1[self].steal_units - s0[self].steal_units),
+		  "step %d: peer lost %lld " LB_SEED_FMT, step, (long long)lost,
+		  LB_SEED_ARGS(r->seed));
+	cr_assert(lost > 0 && lost <= (s0[peer].count - r->batch + 1) / 2,
+		  "step %d: stole %lld of a peer holding %lld (batch %d) "
+		  LB_SEED_FMT, step, (long long)lost, (long long)s0[peer].count,
+		  r->batch, LB_SEED_ARGS(r->seed));
+}
+
 static void do_free(struct run *r, struct lb_rng *g)
 {
 	unsigned int i = lb_rng_below(g, r->nr_live);
@@ -332,7 +363,10 @@ static void run_seq(enum lb_pcp_tuner t, uint64_t seed, bool mixed, int steps,
 			op = "alloc";
 			if (dry && lb_rng_below(&g, 30) == 0)
 				r.b.fail_next = 1 + (int)lb_rng_below(&g, 2);
-			do_alloc(&r, &g, mixed);
+			if (t == LB_PCP_TUNE_ADAPTIVE)
+				alloc_checking_steal(&r, &g, mixed, step);
+			else
+				do_alloc(&r, &g, mixed);
 		} else if (r.nr_live) {
 			op = "free";
 			do_free(&r, &g);

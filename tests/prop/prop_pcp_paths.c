@@ -269,3 +269,66 @@ Test(pcp_paths, bad_input_refused_on_every_path)
 	bad_input_on(LB_PCP_F_LOCK_PATH);
 	bad_input_on(LB_PCP_F_DEBUG);
 }
+
+/*
+ * Two CPUs this thread may run on, @b right after @a, or false: a refill
+ * on @a tries the slots of the next CPU ids as peers.
+ */
+static bool adjacent_cpus(int *a, int *b)
+{
+	cpu_set_t set;
+	int cpu;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return false;
+	for (cpu = 0; cpu + 1 < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &set) && CPU_ISSET(cpu + 1, &set)) {
+			*a = cpu;
+			*b = cpu + 1;
+			return true;
+		}
+	return false;
+}
+
+/*
+ * ADAPTIVE's steal on the rseq path takes from a peer's lists only: what
+ * the peer's owner freed into its magazine stays there (no fence, no
+ * fold), so the thief, finding the peer's lists empty, refills from the
+ * back-end. high_min == high_max keeps the magazine's room fixed: every
+ * reload empties the list, and 40 frees fit.
+ */
+Test(pcp_paths, adaptive_steal_leaves_the_peer_magazine)
+{
+	struct lb_pcp_slot_stats sl[256];
+	struct lb_pcp *p;
+	struct tb b;
+	void *o[40], *x;
+	int a, c, i;
+	int64_t before;
+
+	/* The thief on CPU c, its peer (the next id) on CPU a. */
+	if (lb_cpu_path() != LB_CPU_PATH_RSEQ || !adjacent_cpus(&c, &a))
+		cr_skip_test("needs the rseq path and two adjacent CPUs (%s)",
+			     lb_cpu_path_name());
+	cr_assert(eq(int, tb_init(&b, 1, 200), 0));
+	p = make(&b, LB_PCP_TUNE_ADAPTIVE, 8, 512, 512, 0);
+	cr_assert(eq(int, lb_test_pin(a, 0), 0));
+	for (i = 0; i < 40; i++)
+		cr_assert(eq(int, lb_pcp_alloc(p, 0, &o[i]), 0));
+	for (i = 0; i < 40; i++)
+		cr_assert(eq(int, lb_pcp_free(p, o[i], 0), 0));
+	lb_pcp_stats(p, NULL, sl, 256);
+	before = sl[a].count;
+	cr_assert(gt(i64, before, 8), "setup: CPU %d's slot holds %lld", a,
+		  (long long)before);
+	cr_assert(eq(int, lb_test_pin(c, 0), 0));
+	cr_assert(eq(int, lb_pcp_alloc(p, 0, &x), 0));
+	lb_pcp_stats(p, NULL, sl, 256);
+	cr_assert(eq(u64, sl[c].steals, 0), "stole from the magazine");
+	cr_assert(eq(u64, sl[c].refills, 1));
+	cr_assert(eq(i64, sl[a].count, before));
+	cr_assert(eq(int, lb_pcp_free(p, x, 0), 0));
+	cr_assert(eq(int, lb_pcp_destroy(p), 0));
+	cr_assert(eq(u64, tb_units_out(&b), 0), "objects lost");
+	tb_fini(&b);
+}

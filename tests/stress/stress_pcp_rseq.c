@@ -274,10 +274,12 @@ static void run_mode(enum lb_pcp_tuner t, bool lock)
 	uint64_t holds = st.total.refills + st.total.flushes +
 			 st.total.decay_drains + st.total.drains;
 
+	/* Steals (ADAPTIVE) run beside the peer's sections, unfenced. */
 	lb_tap_diag("%s, %s: runs %s; %" PRIu64 " allocs, %" PRIu64
-		    " remote calls, %" PRIu64 " signals, %" PRIu64
-		    " handler pairs", name, path, rseq ? "rseq" : "lock",
-		    st.total.allocs, drains, signals_sent, sig_ops);
+		    " remote calls, %" PRIu64 " steals, %" PRIu64 " signals, %"
+		    PRIu64 " handler pairs", name, path, rseq ? "rseq" : "lock",
+		    st.total.allocs, drains, st.total.steals, signals_sent,
+		    sig_ops);
 	lb_tap_ok(dups == 0 && errors == 0,
 		  "%s, %s: one holder per object (%" PRIu64
 		  " handed out twice, %" PRIu64 " failed calls)", name, path,

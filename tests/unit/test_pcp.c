@@ -539,3 +539,39 @@ Test(pcp, adaptive_refills_from_peer_slot)
 	cr_assert(eq(u64, ss[2].refills, 1));
 	cr_assert(eq(int, lb_pcp_free(pcp_cache, x, 0), 0));
 }
+
+/*
+ * ADAPTIVE takes at most half of a peer's surplus over one batch, even
+ * when the refill asks for more: a steal that left the peer one batch
+ * made it steal straight back whenever objects flow both ways.
+ */
+Test(pcp, adaptive_steal_takes_half_the_peer_surplus)
+{
+	struct lb_pcp_slot_stats ss[4];
+	void *o[9], *x;
+	int i, before, want;
+
+	make(LB_PCP_TUNE_ADAPTIVE, 8, 1024, 4096);
+	pcp_env.cpu = 1;
+	for (i = 0; i < 9; i++)
+		cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &o[i]), 0));
+	for (i = 0; i < 3; i++)
+		cr_assert(eq(int, lb_pcp_free(pcp_cache, o[i], 0), 0));
+	before = state(1).count;
+	want = (before - 8 + 1) / 2;
+	cr_assert(gt(int, want, 0), "setup: slot 1 holds %d", before);
+	cr_assert(lt(int, want, 8), "setup: the refill (one batch) must ask "
+		  "for more than half the surplus; slot 1 holds %d", before);
+	pcp_env.cpu = 2;
+	cr_assert(eq(int, lb_pcp_alloc(pcp_cache, 0, &x), 0));
+	lb_pcp_stats(pcp_cache, NULL, ss, 4);
+	cr_assert(eq(u64, ss[2].steals, 1));
+	cr_assert(eq(u64, ss[2].steal_units, (uint64_t)want));
+	cr_assert(eq(u64, ss[2].refills, 0), "went to the back-end");
+	cr_assert(eq(int, state(1).count, before - want));
+	cr_assert(eq(int, state(2).count, want - 1));
+	cr_assert(eq(int, lb_pcp_free(pcp_cache, x, 0), 0));
+	pcp_env.cpu = 1;
+	for (i = 3; i < 9; i++)
+		cr_assert(eq(int, lb_pcp_free(pcp_cache, o[i], 0), 0));
+}

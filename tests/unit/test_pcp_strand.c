@@ -128,9 +128,9 @@ Test(pcp_strand, c16_empty_backend_drains_other_slots_and_retries)
 }
 
 /*
- * C16, ADAPTIVE: a steal leaves the peer one batch. With a pool of three
- * batches all cached in slot 1, slot 2 still gets every object: the steal
- * takes the surplus, the retry drains the batch left behind.
+ * C16, ADAPTIVE: a steal leaves the peer at least one batch. With a pool
+ * of three batches all cached in slot 1, slot 2 still gets every object:
+ * steals take halves of the surplus, the retry drains what they left.
  */
 Test(pcp_strand, c16_adaptive_steal_leftover_is_reachable)
 {
