@@ -244,13 +244,30 @@ bool lbi_cb_lock_remote(struct lb_cpubatch *pc, unsigned int idx,
 	return true;
 }
 
+/*
+ * Flush slot @idx if its batch holds anything. Returns the number of
+ * objects flushed, and in @home (if not NULL) what lbi_wait_home() needs
+ * to wait for every flush that may hold them: this slot, or every slot
+ * when a node of the batch carries the "moved" mark (an earlier flush of
+ * that object, from another slot, may still be in flight). The nodes are
+ * read under the lock: after @put they are not ours to read.
+ */
 int lbi_drain_slot(struct lb_cpubatch *pc, unsigned int idx,
-		   enum lb_flush_cause cause)
+		   enum lb_flush_cause cause, uint32_t *home)
 {
-	if (!lbi_cb_lock_remote(pc, idx, false) ||
-	    !lbi_cb_nr(lbi_cb_slot(pc, idx))) {
+	struct lbi_slot *s = lbi_cb_slot(pc, idx);
+	unsigned int i, nr;
+
+	if (home)
+		*home = idx + 1;
+	if (!lbi_cb_lock_remote(pc, idx, false) || !(nr = lbi_cb_nr(s))) {
 		lbi_slot_unlock_remote(&pc->slots, idx);
 		return 0;
 	}
+	for (i = 0; home && i < nr; i++)
+		if (ck_pr_load_32(&s->nodes[i]->home) & LBI_HOME_MOVED) {
+			*home = LBI_HOME_MOVED;
+			break;
+		}
 	return (int)lbi_flush_locked(pc, idx, cause);
 }

@@ -327,7 +327,8 @@ Test(cases2, c20_settled_then_free, .timeout = 60)
  * must wait for B's flush too: that flush still references the object.
  */
 enum c23_drain { C23_DRAIN_OBJ, C23_DRAIN_OBJS, C23_FLUSHED_FIRST,
-		 C23_SETTLE };
+		 C23_SETTLE, C23_DRAIN_LOCAL, C23_OTHER_INSTANCE,
+		 C23_OTHER_INSTANCE_DRAINED };
 
 static int c23_real;			/* the real CPU, pinned: rseq path */
 static unsigned int c23_armed;		/* atomic: B's @after blocks once */
@@ -357,14 +358,31 @@ static void c23_on(int cpu)
 {
 	if (c23_real)
 		cr_assert(eq(int, lb_test_pin(cpu, 0), 0));
-	else
-		backend_set_cpu(cpu);
+	backend_set_cpu(cpu);	/* instance 1 always takes it */
 }
 
 static void *c23_flusher(void *arg)
 {
 	c23_on(0);
 	return (void *)(intptr_t)lb_cpubatch_drain_local(arg);
+}
+
+/*
+ * The object, out of instance 0's slot 0 by B's flush, goes through
+ * instance 1's slot @slot (drained there, and with @drained also drained
+ * by node once more, as a user of instance 1 would) and back into instance
+ * 0's slot 1: neither move read instance 0's slot 0, and instance 0's home
+ * slot is the same as before the detour.
+ */
+static void c23_via_other(struct lb_cpubatch *pc, struct obj *o, bool drained)
+{
+	cr_assert(eq(int, obj_add(o, 1), 0));
+	cr_assert(eq(int, lb_cpubatch_drain_obj(be[1].pc, &o->t.node), 1));
+	if (drained)
+		cr_assert(eq(int, lb_cpubatch_drain_obj(be[1].pc, &o->t.node),
+			     0));
+	cr_assert(eq(int, obj_add(o, 0), 0));
+	cr_assert(eq(int, lb_cpubatch_drain_obj(pc, &o->t.node), 1));
 }
 
 static void c23_run(int slot, enum c23_drain how, bool put)
@@ -393,7 +411,10 @@ static void c23_run(int slot, enum c23_drain how, bool put)
 	} else {
 		pc = be_create(0, 2, 0, &ops);
 	}
-	be_create(1, 1, 0, &plain);
+	if (how == C23_OTHER_INSTANCE || how == C23_OTHER_INSTANCE_DRAINED)
+		be_create(1, 2, 0, &ops);	/* slot @slot, as instance 0 */
+	else
+		be_create(1, 1, 0, &plain);
 	obj_init(&o, 0);
 	nodes[0] = &o.t.node;
 	backend_fixture.on_after = c23_after;
@@ -405,7 +426,8 @@ static void c23_run(int slot, enum c23_drain how, bool put)
 		sched_yield();
 	/* Swapped out and committed: the object may go into a batch again. */
 	c23_on(slot);
-	cr_assert(eq(int, obj_add(&o, 0), 0));
+	if (how != C23_OTHER_INSTANCE && how != C23_OTHER_INSTANCE_DRAINED)
+		cr_assert(eq(int, obj_add(&o, 0), 0));
 	switch (how) {
 	case C23_DRAIN_OBJ:
 		rc = lb_cpubatch_drain_obj(pc, &o.t.node);
@@ -424,6 +446,14 @@ static void c23_run(int slot, enum c23_drain how, bool put)
 		cr_assert(eq(int, lb_cpubatch_drain_local(pc), 1));
 		rc = lb_cpubatch_settle(pc, &o, &o.t.node, 1);
 		cr_assert(eq(int, rc, LB_SETTLED));
+		break;
+	case C23_DRAIN_LOCAL:
+		/* The slot's own batch holds the object: drained, B's too. */
+		cr_assert(eq(int, lb_cpubatch_drain_local(pc), 1));
+		break;
+	case C23_OTHER_INSTANCE:
+	case C23_OTHER_INSTANCE_DRAINED:
+		c23_via_other(pc, &o, how == C23_OTHER_INSTANCE_DRAINED);
 		break;
 	}
 	cr_assert(eq(u32, __atomic_load_n(&c23_after_done, __ATOMIC_ACQUIRE),
@@ -463,6 +493,21 @@ Test(cases2, c23_readd_other_slot_settled_without_put, .timeout = 10)
 	c23_run(1, C23_SETTLE, false);
 }
 
+Test(cases2, c23_readd_other_slot_drain_local, .timeout = 10)
+{
+	c23_run(1, C23_DRAIN_LOCAL, true);
+}
+
+Test(cases2, c23_readd_via_other_instance_drain_obj, .timeout = 10)
+{
+	c23_run(1, C23_OTHER_INSTANCE, true);
+}
+
+Test(cases2, c23_readd_via_other_instance_drained_there, .timeout = 10)
+{
+	c23_run(1, C23_OTHER_INSTANCE_DRAINED, true);
+}
+
 /* The same on the real CPU (the rseq path where the process has it). */
 static void c23_real_run(enum c23_drain how)
 {
@@ -485,6 +530,16 @@ Test(cases2, c23_real_cpu_readd_drain_obj, .timeout = 10)
 Test(cases2, c23_real_cpu_readd_flushed_then_drain_obj, .timeout = 10)
 {
 	c23_real_run(C23_FLUSHED_FIRST);
+}
+
+Test(cases2, c23_real_cpu_readd_drain_local, .timeout = 10)
+{
+	c23_real_run(C23_DRAIN_LOCAL);
+}
+
+Test(cases2, c23_real_cpu_readd_via_other_instance, .timeout = 10)
+{
+	c23_real_run(C23_OTHER_INSTANCE);
 }
 
 /*
