@@ -50,7 +50,9 @@ const char *lb_cpubatch_flush_cause_name(enum lb_flush_cause cause)
  * before the slot core's) takes the drain mutex before every slot lock, as
  * a drain pass does. In the child, flushes that other threads had swapped
  * out will never finish: their objects stay the parent's, and the child's
- * in-flight counts start from zero so that its drains do not wait for them.
+ * in-flight counts start from zero so that its drains do not wait for
+ * them. Those of the forking thread itself (a fork() from a callback) do
+ * finish, and are counted again.
  */
 static void fork_prepare(void *arg)
 {
@@ -73,6 +75,7 @@ static void fork_child(void *arg)
 		s->inflight = 0;
 		s->epoch_inflight[0] = s->epoch_inflight[1] = 0;
 	}
+	lbi_fork_own_flushes(pc);
 	pthread_mutex_unlock(&pc->drain.lock);
 }
 

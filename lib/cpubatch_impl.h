@@ -250,6 +250,7 @@ unsigned int lbi_flush_locked(struct lb_cpubatch *pc, unsigned int idx,
 int lbi_drain_slot(struct lb_cpubatch *pc, unsigned int idx,
 		   enum lb_flush_cause cause, uint32_t *home);
 int lbi_context_check(const struct lb_cpubatch *pc);
+void lbi_fork_own_flushes(struct lb_cpubatch *pc);
 void lbi_drain_lock(struct lb_cpubatch *pc);
 void lbi_drain_unlock(struct lb_cpubatch *pc);
 

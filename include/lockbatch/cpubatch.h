@@ -80,7 +80,8 @@ extern "C" {
  * stopped slot) in a prepare handler, and the child starts with every slot
  * running; flushes other threads had swapped out are not finished in the
  * child (their objects stay the parent's) and its drains do not wait for
- * them. A back-end lock is the caller's: register its pthread_atfork()
+ * them; those of the forking thread (a fork() from @after or @put) go on
+ * in the child, which waits for them as the parent does. A back-end lock is the caller's: register its pthread_atfork()
  * handlers before creating the first instance, so that ours run first.
  * Do not
  * single-step or break inside lb_cpubatch_add() in a debugger: its section

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
 #include <stdint.h>
 
 #include <criterion/criterion.h>
@@ -540,6 +542,75 @@ Test(cases2, c23_real_cpu_readd_drain_local, .timeout = 10)
 Test(cases2, c23_real_cpu_readd_via_other_instance, .timeout = 10)
 {
 	c23_real_run(C23_OTHER_INSTANCE);
+}
+
+/*
+ * C23 across fork(): the flush whose @after forks goes on in the child
+ * too. The child's in-flight counts must count it until its @put, not
+ * start from zero and wrap when it ends (a child whose drains then hang
+ * and whose destroy reports -EBUSY forever).
+ */
+static pid_t c23_child = -1;
+
+static void c23_fork_after(struct backend_fixture *f, struct test_backend *tb,
+			   void **objs, unsigned int n)
+{
+	(void)f;
+	(void)tb;
+	(void)objs;
+	(void)n;
+	if (!__atomic_exchange_n(&c23_armed, 0, __ATOMIC_ACQ_REL))
+		return;
+	c23_child = fork();
+	if (c23_child == 0)
+		alarm(5);	/* a wait for a wrapped count never ends */
+}
+
+/* In the child: what its instance says once the forked flush ended. */
+static int c23_child_checks(struct lb_cpubatch *pc, struct obj *o, int rc)
+{
+	struct lb_cpubatch_stats st;
+	int bad = 0;
+
+	if (rc != 1)
+		bad |= 1;
+	if (lb_cpubatch_stats(pc, &st, NULL, 0) < 0 || st.flushes_inflight)
+		bad |= 2;
+	if (obj_add(o, 0) != 0 || lb_cpubatch_drain_local(pc) != 1)
+		bad |= 4;
+	if (lb_cpubatch_destroy(pc) != 0)
+		bad |= 8;
+	return bad;
+}
+
+Test(cases2, c23_fork_from_after, .timeout = 10)
+{
+	struct lb_backend_ops ops = backend_ops, plain = ops_of(backend_commit,
+								false);
+	struct lb_cpubatch *pc = be_create(0, 2, 0, &ops);
+	struct obj o;
+	int rc, status, exited;
+
+	be_create(1, 1, 0, &plain);
+	obj_init(&o, 0);
+	backend_fixture.on_after = c23_fork_after;
+	c23_armed = 1;
+	backend_set_cpu(0);
+	cr_assert(eq(int, obj_add(&o, 0), 0));
+	rc = lb_cpubatch_drain_obj(pc, &o.t.node);
+	if (c23_child == 0)
+		_exit(c23_child_checks(pc, &o, rc));
+	cr_assert(eq(int, rc, 1));
+	cr_assert(gt(int, c23_child, 0));
+	cr_assert(eq(int, waitpid(c23_child, &status, 0), c23_child));
+	exited = WIFEXITED(status) != 0;
+	cr_assert(eq(int, exited, 1), "child killed by signal %d",
+		  WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	status = WEXITSTATUS(status);
+	cr_assert(eq(int, status, 0),
+		  "child: 1 drain, 2 in-flight count, 4 drain_local, 8 destroy");
+	backend_fixture.on_after = NULL;
+	be_destroy_all();
 }
 
 /*
