@@ -50,7 +50,9 @@ const char *lb_cpubatch_flush_cause_name(enum lb_flush_cause cause)
  * before the slot core's) takes the drain mutex before every slot lock, as
  * a drain pass does. In the child, flushes that other threads had swapped
  * out will never finish: their objects stay the parent's, and the child's
- * in-flight counts start from zero so that its drains do not wait for them.
+ * in-flight counts start from zero so that its drains do not wait for
+ * them. Those of the forking thread itself (a fork() from a callback) do
+ * finish, and are counted again.
  */
 static void fork_prepare(void *arg)
 {
@@ -73,6 +75,7 @@ static void fork_child(void *arg)
 		s->inflight = 0;
 		s->epoch_inflight[0] = s->epoch_inflight[1] = 0;
 	}
+	lbi_fork_own_flushes(pc);
 	pthread_mutex_unlock(&pc->drain.lock);
 }
 
@@ -295,7 +298,6 @@ add_locked(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 	}
 	/* Read without the slot lock by settle: single-copy atomic stores. */
 	lbi_set_home(pc, n, idx);
-	ck_pr_store_32(&n->owner, pc->id);
 	if (!got && pc->ops.get)
 		pc->ops.get(obj);
 	word = append(s, obj, n, weight);
@@ -347,7 +349,6 @@ add_lock(struct lb_cpubatch *pc, void *obj, struct lb_node *n, uint32_t weight)
 		return -EEXIST;
 	}
 	lbi_set_home(pc, n, idx);
-	ck_pr_store_32(&n->owner, pc->id);
 	if (pc->ops.get)
 		return add_lock_get(pc, idx, obj, n, weight);
 	word = append(s, obj, n, weight);
@@ -388,12 +389,13 @@ add_section(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 		return LBI_RSEQ_LOCK;
 	if (!may_move) {
 		/*
-		 * The entry's attempt: a new home is add_rseq_retry()'s work.
-		 * "Home slot is not cpu + 1" in one scratch register, before
-		 * h takes another.
+		 * The entry's attempt: a new home, or an object last cached by
+		 * another instance, is add_rseq_retry()'s work. "Home slot is
+		 * not cpu + 1" in one scratch register, before h takes another.
 		 */
 		if (lbi_unlikely(LBI_HOME_SLOT(ck_pr_load_32(&n->home) - cpu -
-					       1)))
+					       1)) ||
+		    lbi_unlikely(ck_pr_load_32(&n->owner) != pc->id))
 			return LBI_CB_RSEQ_MOVE;
 	} else {
 		lbi_set_home(pc, n, cpu);
@@ -436,7 +438,6 @@ add_rseq(struct lb_cpubatch *pc, void *obj, struct lb_node *n, uint32_t weight)
 	/* A plain test: a concurrent add of one node is the caller's bug. */
 	if (lbi_unlikely(ck_pr_load_32(&n->slot)))
 		return -EEXIST;
-	ck_pr_store_32(&n->owner, pc->id);
 	rc = add_section(pc, obj, n, inc, false);
 	if (lbi_likely(rc == LBI_RSEQ_OK))
 		return 0;
@@ -458,7 +459,6 @@ add_rseq_slow(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 		return -EEXIST;
 	if (weight > pc->rseq_wmax)
 		return add_locked(pc, obj, n, weight, false);
-	ck_pr_store_32(&n->owner, pc->id);
 	if (got)
 		pc->ops.get(obj);
 	return add_rseq_retry(pc, obj, n, lbi_rseq_word(1, weight),
@@ -498,15 +498,19 @@ int lb_cpubatch_add(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 int lb_cpubatch_drain_local(struct lb_cpubatch *pc)
 {
 	unsigned int idx;
+	uint32_t home;
 	int rc;
 
 	rc = lbi_context_check(pc);
 	if (rc)
 		return rc;
 	idx = lbi_slots_this(&pc->slots);
-	rc = lbi_drain_slot(pc, idx, LB_FLUSH_DRAIN_LOCAL);
-	/* Objects other threads swapped out of this slot before us, too. */
-	lbi_wait_flushes(pc, idx);
+	rc = lbi_drain_slot(pc, idx, LB_FLUSH_DRAIN_LOCAL, &home);
+	/*
+	 * Objects other threads swapped out of this slot before us, too, and
+	 * earlier flushes of moved objects of the batch, from any slot.
+	 */
+	lbi_wait_home(pc, home);
 	return rc;
 }
 
@@ -530,7 +534,7 @@ int lb_cpubatch_destroy(struct lb_cpubatch *pc)
 		return rc;
 	lbi_slots_unlock_all(&pc->slots);
 	for (i = 0; i < pc->slots.nr; i++)
-		lbi_drain_slot(pc, i, LB_FLUSH_DESTROY);
+		lbi_drain_slot(pc, i, LB_FLUSH_DESTROY, NULL);
 	lbi_slots_fini(&pc->slots);
 	destroy_fork_hook(pc);
 	free(pc);

@@ -33,6 +33,7 @@ struct lbi_deferred {
 
 struct lbi_thread {
 	const struct lb_cpubatch *frames[LB_CPUBATCH_NEST_MAX];
+	const struct lbi_flushbuf *bufs[LB_CPUBATCH_NEST_MAX];	/* frames' */
 	unsigned int depth;
 	unsigned int locked;
 	/* Instances whose drain mutex this thread holds (one per depth). */
@@ -79,6 +80,7 @@ static void commit_runs(struct lb_cpubatch *pc, struct lbi_flushbuf *buf)
 	unsigned int i = 0, j, runs = 0;
 	void *be, *next = NULL;
 
+	cur.bufs[cur.depth] = buf;
 	cur.frames[cur.depth++] = pc;
 	be = buf->nr ? backend_of(pc, buf->objs[0]) : NULL;
 	while (i < buf->nr) {
@@ -140,6 +142,32 @@ int lbi_context_check(const struct lb_cpubatch *pc)
 		if (cur.deferred[i].pc == pc)
 			return -EDEADLK;
 	return cur.depth < LB_CPUBATCH_NEST_MAX ? 0 : -ELOOP;
+}
+
+static void count_again(struct lb_cpubatch *pc, const struct lbi_flushbuf *buf)
+{
+	struct lbi_slot *s = lbi_cb_slot(pc, buf->slot);
+
+	s->inflight++;
+	s->epoch_inflight[buf->epoch]++;
+}
+
+/*
+ * fork() child, on the thread that forked: the in-flight counts start from
+ * zero, but a flush of @pc that this thread runs or owes (it forked from
+ * a callback) goes on in the child, and its (C) will drop them: count it
+ * again, so that the child's drains wait for it and the counts never wrap.
+ */
+void lbi_fork_own_flushes(struct lb_cpubatch *pc)
+{
+	unsigned int i;
+
+	for (i = 0; i < cur.depth; i++)
+		if (cur.frames[i] == pc)
+			count_again(pc, cur.bufs[i]);
+	for (i = 0; i < cur.nr_deferred; i++)
+		if (cur.deferred[i].pc == pc)
+			count_again(pc, &cur.deferred[i].buf);
 }
 
 /* The drain mutex, remembered per thread for lbi_context_check(). */
@@ -244,13 +272,30 @@ bool lbi_cb_lock_remote(struct lb_cpubatch *pc, unsigned int idx,
 	return true;
 }
 
+/*
+ * Flush slot @idx if its batch holds anything. Returns the number of
+ * objects flushed, and in @home (if not NULL) what lbi_wait_home() needs
+ * to wait for every flush that may hold them: this slot, or every slot
+ * when a node of the batch carries the "moved" mark (an earlier flush of
+ * that object, from another slot, may still be in flight). The nodes are
+ * read under the lock: after @put they are not ours to read.
+ */
 int lbi_drain_slot(struct lb_cpubatch *pc, unsigned int idx,
-		   enum lb_flush_cause cause)
+		   enum lb_flush_cause cause, uint32_t *home)
 {
-	if (!lbi_cb_lock_remote(pc, idx, false) ||
-	    !lbi_cb_nr(lbi_cb_slot(pc, idx))) {
+	struct lbi_slot *s = lbi_cb_slot(pc, idx);
+	unsigned int i, nr;
+
+	if (home)
+		*home = idx + 1;
+	if (!lbi_cb_lock_remote(pc, idx, false) || !(nr = lbi_cb_nr(s))) {
 		lbi_slot_unlock_remote(&pc->slots, idx);
 		return 0;
 	}
+	for (i = 0; home && i < nr; i++)
+		if (ck_pr_load_32(&s->nodes[i]->home) & LBI_HOME_MOVED) {
+			*home = LBI_HOME_MOVED;
+			break;
+		}
 	return (int)lbi_flush_locked(pc, idx, cause);
 }

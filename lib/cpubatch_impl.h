@@ -201,32 +201,38 @@ _Static_assert(LB_CPU_SLOTS_MAX <= LB_NODE_HOME_SLOT_MASK,
 	       "slot index + 1 fits below the generation");
 
 /*
- * An add entering slot @idx records it as @n's home. The common case, the
- * same slot as last time, stores nothing. Otherwise the old home's
- * in-flight count tells whether a flush there may still hold the object:
- * the caller saw n->slot == 0 first, so the old batch is swapped out and
- * counted (A). No call: the add paths keep no frame for it.
+ * An add entering slot @idx records it as @n's home and @pc as its owner.
+ * The common case, the same slot of the same instance as last time, stores
+ * nothing. Otherwise the old home's in-flight count tells
+ * whether a flush there may still hold the object: the caller saw
+ * n->slot == 0 first, so the old batch is swapped out and counted (A).
+ * An object coming from another instance is marked whatever it finds: a
+ * flush of ours from before it left may still hold it, and neither the
+ * other instance's slots nor its drains (which may have cleared the mark)
+ * tell. No call: the add paths keep no frame for it.
  */
 static inline void lbi_set_home(const struct lb_cpubatch *pc, struct lb_node *n,
 				unsigned int idx)
 {
-	uint32_t old, slot, moved;
+	uint32_t old, slot, moved, owner = ck_pr_load_32(&n->owner);
 
-	/*
-	 * "Same slot" in one scratch register (idx + 1 is live already);
-	 * the move reads @home again rather than keep a copy of it.
-	 */
-	if (lbi_likely(!LBI_HOME_SLOT(ck_pr_load_32(&n->home) ^ (idx + 1))))
+	/* The move reads @home again rather than keep a copy of it. */
+	if (lbi_likely(!LBI_HOME_SLOT(ck_pr_load_32(&n->home) ^ (idx + 1))) &&
+	    lbi_likely(owner == pc->id))
 		return;
 	old = ck_pr_load_32(&n->home);
 	slot = LBI_HOME_SLOT(old);
 	moved = old & LBI_HOME_MOVED;
 	ck_pr_fence_load();	/* (D) */
-	if (slot && slot <= pc->slots.nr &&
-	    ck_pr_load_32(&lbi_cb_slot(pc, slot - 1)->inflight))
+	if (owner && owner != pc->id)
+		moved = LBI_HOME_MOVED;
+	else if (slot && slot <= pc->slots.nr &&
+		 ck_pr_load_32(&lbi_cb_slot(pc, slot - 1)->inflight))
 		moved = LBI_HOME_MOVED;
 	ck_pr_store_32(&n->home, ((old + LBI_HOME_GEN_ONE) & LBI_HOME_GEN_MASK) |
 				 moved | (idx + 1));
+	if (owner != pc->id)
+		ck_pr_store_32(&n->owner, pc->id);
 }
 
 /* A batch swapped out of its slot, on its way to the back-end. */
@@ -245,8 +251,9 @@ int lbi_add_flush(struct lb_cpubatch *pc, unsigned int idx, void *obj,
 unsigned int lbi_flush_locked(struct lb_cpubatch *pc, unsigned int idx,
 			      enum lb_flush_cause cause);
 int lbi_drain_slot(struct lb_cpubatch *pc, unsigned int idx,
-		   enum lb_flush_cause cause);
+		   enum lb_flush_cause cause, uint32_t *home);
 int lbi_context_check(const struct lb_cpubatch *pc);
+void lbi_fork_own_flushes(struct lb_cpubatch *pc);
 void lbi_drain_lock(struct lb_cpubatch *pc);
 void lbi_drain_unlock(struct lb_cpubatch *pc);
 

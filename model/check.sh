@@ -60,6 +60,23 @@ else
 	fail=1
 fi
 
+# Moves: one thread adds its object, adds it again (to either slot) while
+# the other thread's flush may hold it between swap-out and @put, and
+# drains it; four operations, so that a move, a drain that clears the
+# mark and a drain after it all fit.
+echo "== drain.pml: 2 threads x 2 slots, 4 + 1 operations (re-add while in flight), exhaustive"
+if pan move -DNTHR=2 -DNOPS=4; then
+	grep -E "errors:|states, stored|transitions|elapsed time" move.out | sed 's/^/   /'
+	if grep -q "errors: 0" move.out; then
+		echo "PASS drain.pml (moves): P1..P6 hold"
+	else
+		echo "FAIL drain.pml (moves): $(violated move)"
+		fail=1
+	fi
+else
+	fail=1
+fi
+
 # LB_MODEL_DEEP=1: two threads with two operations each, bitstate (128 MB,
 # about 90 million states, 2.5 minutes): a wider sweep, not exhaustive.
 if test "${LB_MODEL_DEEP:-0}" = 1; then
@@ -78,12 +95,20 @@ if test "${LB_MODEL_DEEP:-0}" = 1; then
 fi
 
 # Negative controls: each must be caught.
+# NAME:X=1:Y=2 adds -DX=1 -DY=2 (a variant that needs other bounds; the
+# move variants run in the small configuration above, with three
+# operations: add, re-add, drain).
+mv='NTHR=2:NOPS=3'
 for v in ${LB_MODEL_VARIANTS:-NOSTOP NOFENCE STOP_BEFORE_LOCK SKIP_EMPTY_FENCE DO_NOWAIT \
-	 DO_HOMEONLY:NOPS=3 PUT_EARLY}; do
+	 DO_HOMEONLY:$mv DO_FOUND_NOWAIT:$mv NOMARK:$mv PUT_EARLY}; do
 	name=${v%%:*}
-	# NAME:X=1 adds -DX=1 (a variant that needs a bigger bound).
 	set -- "-D$name"
-	case $v in *:*) set -- "$@" "-D${v#*:}";; esac
+	rest=${v#"$name"}
+	while test -n "$rest"; do
+		rest=${rest#:}
+		set -- "$@" "-D${rest%%:*}"
+		case $rest in *:*) rest=${rest#*:};; *) rest=;; esac
+	done
 	if pan "$name" "$@"; then
 		if grep -q "errors: 0" "$name.out"; then
 			echo "FAIL -D$name: no violation found (the model lost its teeth)"

@@ -34,9 +34,17 @@
  *     first of two remotes while the second works: STOP_BEFORE_LOCK);
  *   - a drain pass may skip the fence of an empty slot, disable's may not
  *     (SKIP_EMPTY_FENCE);
- *   - drain_obj waits, under the drain mutex, for every slot with a flush
- *     in flight by flipping its epoch, not only for the node's home slot
- *     (DO_HOMEONLY).
+ *   - drain_obj waits, under the drain mutex, for the flushes of the
+ *     node's home slot by flipping its epoch, and for every slot's when
+ *     the node is marked "moved": an add that changed the home while the
+ *     old home had a flush in flight, which may still hold the object
+ *     (DO_HOMEONLY ignores the mark, NOMARK never sets it); it waits also
+ *     after flushing the batch that held the object (DO_FOUND_NOWAIT).
+ *
+ * Not modelled: the generation in &lb_node.home (only the owner moves its
+ * object here, so the clearing compare-and-swap cannot meet a move),
+ * and three slots (a mark that a later move could drop, were it not
+ * sticky, needs a third slot to be missed).
  *
  * Ghost state, used only by the assertions:
  *   cached[o]   slot + 1 whose batch holds o (0: none)
@@ -48,7 +56,9 @@
  *      its slot, commit only sees objects in flight, and at the end every
  *      cached object is still in its slot's batch;
  *   P2 settle never says SETTLED while a batch holds a reference;
- *   P3 drain_obj never returns while its object is cached or in flight;
+ *   P3 drain_obj never returns while its object is cached or in flight
+ *      (also when it was re-added, to its home slot or the other one,
+ *      while a flush of it was between swap-out and @put);
  *   P4 drain_all returns only after the caller's earlier add is committed;
  *   P5 after disable returns, no add leaves an object cached until enable;
  *   P6 no deadlock: every thread terminates (invalid end state otherwise).
@@ -60,9 +70,14 @@
  *                   second remote clears it under the first one's feet
  *   SKIP_EMPTY_FENCE  remote access skips the fence for an empty slot,
  *                   also in disable's pass
- *   DO_NOWAIT       drain_obj does not wait for in-flight flushes (today's C)
- *   DO_HOMEONLY     drain_obj waits only for its object's home slot
- *                   (needs three operations of one thread: NOPS=3)
+ *   DO_NOWAIT       drain_obj does not wait for in-flight flushes
+ *   DO_HOMEONLY     drain_obj waits only for its object's home slot, the
+ *                   "moved" mark ignored (the wait before the mark)
+ *   DO_FOUND_NOWAIT drain_obj that flushed the batch holding its object
+ *                   does not wait for earlier flushes of it
+ *   NOMARK          adds never mark a node "moved"
+ *                   (the last three need one thread to add, re-add and
+ *                   drain: NOPS=3; check.sh runs them with NTHR=2)
  *   PUT_EARLY       a flush runs @put before its commit
  *   NORSEQ          no rseq path at all (the lock path alone; passes)
  */
@@ -102,7 +117,8 @@ byte disabled;			/* pc->disabled */
 
 /* Nodes (struct lb_node), one per object */
 byte nslot[NTHR];		/* n->slot: slot + 1, 0 = not cached */
-byte home[NTHR];		/* n->home */
+byte home[NTHR];		/* n->home: the slot bits */
+bit  moved[NTHR];		/* n->home: LBI_HOME_MOVED */
 
 /* The user's object: references besides the owner's (@get / @put) */
 byte refs[NTHR];
@@ -273,6 +289,30 @@ inline flush(s, bufe, b0, b1)
 /* --- add --------------------------------------------------------------- */
 
 /*
+ * lbi_set_home(): an add entering slot s records it as the object's home;
+ * a change of home while the old home has a flush in flight marks the
+ * node "moved" (NOMARK: never). The generation is left out: only the
+ * owner moves its object here, so the clearing compare-and-swap always
+ * finds what it read. The mark stays until a drain that waited for every slot clears it. The
+ * adder has read n->slot == 0 before: any flush that took the object out
+ * of a batch is counted already.
+ */
+inline set_home(o, s)
+{
+	if
+	:: home[o] != s + 1 ->
+#ifndef NOMARK
+		if
+		:: home[o] != 0 && inflight[home[o] - 1] != 0 -> moved[o] = 1
+		:: else -> skip
+		fi;
+#endif
+		home[o] = s + 1
+	:: else -> skip
+	fi
+}
+
+/*
  * lb_cpubatch_add(), lock path: lock, append, and flush when the batch is full
  * or the instance is disabled (add_cause()).
  */
@@ -284,7 +324,7 @@ inline add_locked(o, s, me, bufe, b0, b1, bn)
 		ent[s * MAXNR + nr[s]] = o;
 		nr[s]++;
 		nslot[o] = s + 1;
-		home[o] = s + 1;
+		set_home(o, s);
 		refs[o]++;		/* @get */
 		cached[o] = s + 1
 	}
@@ -340,8 +380,8 @@ restart:
 		:: else ->
 			n = nr[s];
 			ent[s * MAXNR + n] = o;
-			nslot[o] = s + 1;
-			home[o] = s + 1
+			set_home(o, s);
+			nslot[o] = s + 1
 		fi
 	}
 	/* the committing store */
@@ -416,16 +456,70 @@ inline drain_all(me, forced, s, g, old, bufe, b0, b1, bn)
 }
 
 /*
- * lb_cpubatch_drain_obj() as it must become (issue 8, C20): flush the slot that
- * holds the node, then wait until no flush that started before that point
- * holds the object. The wait runs under the drain mutex, as drain_all's
- * passes do, so epoch flips stay one at a time and a slot's old epoch has
- * drained before the next flip: flip-and-wait then covers every earlier
- * flush of that slot. Every slot with a flush in flight is waited for, not
- * only the node's home: the object may have been re-added elsewhere while
- * an older flush of it was still running (DO_HOMEONLY fails on that).
+ * lbi_wait_flushes(): nothing in flight is one load; otherwise, under the
+ * drain mutex so that epoch flips stay one at a time, flip slot s's epoch
+ * under its lock (no batch change, no stop, no fence) and wait until the
+ * old epoch's flushes have run @put.
  */
-inline drain_obj(o, me, s, old, bufe, b0, b1, bn)
+inline wait_flushes(s, me, old)
+{
+	if
+	:: inflight[s] != 0 ->
+		lock(dmutex, me);
+		lock(slock[s], me);
+		old = epoch[s] & 1;
+		epoch[s] = (epoch[s] + 1) & 1;
+		unlock(slock[s]);
+		(einf[s * 2 + old] == 0);
+		unlock(dmutex)
+	:: else -> skip
+	fi
+}
+
+/*
+ * lbi_wait_home(): the flushes that may hold an object whose node read
+ * (hh, hm): its home slot's, or every slot's when it is marked moved.
+ * DO_HOMEONLY ignores the mark (the wait before the mark existed).
+ */
+inline wait_home(hh, hm, me, s, old)
+{
+#ifdef DO_HOMEONLY
+	hm = 0;
+#endif
+	if
+	:: hm ->
+		s = 0;
+		do
+		:: s < NSLOTS -> wait_flushes(s, me, old); s++
+		:: else -> break
+		od
+	:: else ->
+		if
+		:: hh != 0 -> s = hh - 1; wait_flushes(s, me, old)
+		:: else -> skip
+		fi
+	fi
+}
+
+/* lbi_home_in_flight(): settle's look at the same flushes, no wait. */
+#if NSLOTS > 2
+#error "HOME_BUSY reads slots 0 and NSLOTS - 1 only"
+#endif
+#define HOME_BUSY(o) (moved[o] -> (inflight[0] + inflight[NSLOTS - 1] != 0) : \
+		      (home[o] != 0 && inflight[home[o] - 1] != 0))
+
+/*
+ * lb_cpubatch_drain_obj(): flush the slot that holds the node, then wait
+ * until no flush that started before holds the object. Found in a batch:
+ * the home read under the slot lock, then the flush, then the wait
+ * (DO_FOUND_NOWAIT: none, as before the object could be re-added with a
+ * flush of it in flight). Not cached (lbi_wait_node_flush()): read the
+ * home, wait, and clear the mark by compare-and-swap when the home and
+ * its generation did not change. The object may have been re-added
+ * elsewhere while an older flush of it was still running: the mark makes
+ * the wait read every slot (DO_HOMEONLY fails without it).
+ */
+inline drain_obj(o, me, s, old, hh, hm, bufe, b0, b1, bn)
 {
 	/* lbi_lock_node_slot(): the hint, then the check under the lock */
 	s = nslot[o];
@@ -435,46 +529,29 @@ inline drain_obj(o, me, s, old, bufe, b0, b1, bn)
 		slot_enter(s, me);
 		if
 		:: nslot[o] == s + 1 ->
+			hh = home[o]; hm = moved[o];
 			swap_out(s, bufe, b0, b1, bn);
 			slot_leave(s);
-			flush(s, bufe, b0, b1)
+			flush(s, bufe, b0, b1);
+#if !defined(DO_NOWAIT) && !defined(DO_FOUND_NOWAIT)
+			wait_home(hh, hm, me, s, old);
+#endif
+			goto drained
 		:: else -> slot_leave(s)
 		fi
 	:: else -> skip
 	fi;
 #ifndef DO_NOWAIT
-	lock(dmutex, me);
-#ifdef DO_HOMEONLY
-	if
-	:: home[o] != 0 ->
-		s = home[o] - 1;
-		lock(slock[s], me);
-		old = epoch[s] & 1;
-		epoch[s] = (epoch[s] + 1) & 1;
-		unlock(slock[s]);
-		(einf[s * 2 + old] == 0)
-	:: else -> skip
-	fi;
-#else
-	s = 0;
-	do
-	:: s < NSLOTS ->
+	atomic { hh = home[o]; hm = moved[o] };
+	wait_home(hh, hm, me, s, old);
+	atomic {
 		if
-		:: inflight[s] != 0 ->
-			/* the epoch only: no batch change, no stop, no fence */
-			lock(slock[s], me);
-			old = epoch[s] & 1;
-			epoch[s] = (epoch[s] + 1) & 1;
-			unlock(slock[s]);
-			(einf[s * 2 + old] == 0)
+		:: hm && moved[o] && home[o] == hh -> moved[o] = 0
 		:: else -> skip
-		fi;
-		s++
-	:: else -> break
-	od;
+		fi
+	};
 #endif
-	unlock(dmutex);
-#endif
+drained:
 	assert(infl[o] + cached[o] == 0)	/* P3 */
 }
 
@@ -517,10 +594,10 @@ inline settle(o, me, s, r, bufe, b0, b1, bn)
 			:: r == 2 ->
 				/* home_in_flight() */
 				if
-				:: home[o] != 0 && inflight[home[o] - 1] != 0 ->
+				:: HOME_BUSY(o) ->
 					/* wait and look again, or the deadline: BUSY */
 					if
-					:: (inflight[home[o] - 1] == 0)
+					:: (!HOME_BUSY(o))
 					:: break
 					fi
 				:: else ->
@@ -553,7 +630,8 @@ inline enable()
 
 proctype worker(byte me)
 {
-	byte k, s, n, g, old, r, bufe, b0, b1, bn;
+	byte k, s, n, g, old, r, bufe, b0, b1, bn, hh;
+	bit hm;
 	byte obj = me;	/* the object this thread owns */
 	bool was;
 
@@ -570,7 +648,7 @@ proctype worker(byte me)
 			   add_locked(obj, s, me, bufe, b0, b1, bn)
 			fi
 #endif
-		:: drain_obj(obj, me, s, old, bufe, b0, b1, bn)
+		:: drain_obj(obj, me, s, old, hh, hm, bufe, b0, b1, bn)
 		:: settle(obj, me, s, r, bufe, b0, b1, bn)
 		:: was = (cached[obj] != 0);
 		   drain_all(me, 0, s, g, old, bufe, b0, b1, bn);
@@ -581,7 +659,8 @@ proctype worker(byte me)
 		   enable()
 		fi;
 		/* locals are dead between operations: fewer states */
-		atomic { s = 0; n = 0; g = 0; old = 0; r = 0; bufe = 0; b0 = 0; b1 = 0; bn = 0; was = 0 }
+		atomic { s = 0; n = 0; g = 0; old = 0; r = 0; bufe = 0; b0 = 0; b1 = 0; bn = 0; was = 0;
+			 hh = 0; hm = 0 }
 	}
 }
 

@@ -80,7 +80,8 @@ extern "C" {
  * stopped slot) in a prepare handler, and the child starts with every slot
  * running; flushes other threads had swapped out are not finished in the
  * child (their objects stay the parent's) and its drains do not wait for
- * them. A back-end lock is the caller's: register its pthread_atfork()
+ * them; those of the forking thread (a fork() from @after or @put) go on
+ * in the child, which waits for them as the parent does. A back-end lock is the caller's: register its pthread_atfork()
  * handlers before creating the first instance, so that ours run first.
  * Do not
  * single-step or break inside lb_cpubatch_add() in a debugger: its section
@@ -258,8 +259,10 @@ enum lb_flush_cause {
  *        never cleared. The bits above are the library's: a generation,
  *        and a mark set when the object enters another slot's batch while
  *        a flush from its home is still in flight (that flush then holds
- *        it elsewhere than @home says), cleared by a drain that waited for
- *        every slot.
+ *        it elsewhere than @home says), or enters a batch of an instance
+ *        other than @owner (a flush of that instance from before it left
+ *        may still hold it), cleared by a drain that waited for every
+ *        slot.
  * @owner: Id of the &struct lb_cpubatch that cached the object last (0: never
  *         added).
  *
@@ -558,7 +561,10 @@ int lb_cpubatch_add(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
  * When it returns, every object that was in the current slot's batch when
  * the call began has been committed and its @put has run, also those
  * another thread swapped out just before and is still committing (the
- * call waits for them, as lb_cpubatch_drain_all() does for every slot).
+ * call waits for them, as lb_cpubatch_drain_all() does for every slot),
+ * and no earlier flush of such an object holds it any more (one that was
+ * re-added here while a flush of another slot still held it makes the
+ * call wait for every slot's flushes, as lb_cpubatch_drain_obj() does).
  *
  * Context: Any thread but a callback of @pc. Takes the slot lock, then (if
  * the batch held anything) the back-end lock; may wait for flushes of the
@@ -656,7 +662,9 @@ int lb_cpubatch_report_json(FILE *f, struct lb_cpubatch *pc);
  * a slot as drained waits for such flushes: lb_cpubatch_drain_obj() and
  * lb_cpubatch_drain_objs() for every flush that took each object out of
  * a batch (also after flushing the batch that held it: an earlier flush
- * of the object may still be in flight), lb_cpubatch_drain_local() for those of the current slot,
+ * of the object may still be in flight), lb_cpubatch_drain_local() for
+ * those of the current slot (of every slot when an object of its batch
+ * was re-added while an earlier flush of it was in flight),
  * lb_cpubatch_drain_all(), lb_cpubatch_drain_all_forced() and lb_cpubatch_disable() for
  * those of every slot that started before the pass reached it, and settle
  * for those that may hold the object (bounded by %LB_CPUBATCH_SETTLE_WAIT_NS
@@ -677,8 +685,9 @@ int lb_cpubatch_report_json(FILE *f, struct lb_cpubatch *pc);
  * together with whatever else its batch held. O(1) in the number of slots:
  * no other slot is locked, and only the object's home slot is read for
  * flushes in flight, unless the object was re-added to another slot while
- * an earlier flush of it was still in flight (that flush's slot is then
- * unknown, and every slot's in-flight count is read).
+ * an earlier flush of it was still in flight, or came back from another
+ * instance (that flush's slot is then unknown, and every slot's in-flight
+ * count is read).
  *
  * Contract: when the call returns (0 or 1), no batch of @pc and no flush
  * of @pc references the object any more: if another thread's flush had

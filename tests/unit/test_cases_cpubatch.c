@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
 #include <stdint.h>
 
 #include <criterion/criterion.h>
@@ -327,7 +329,8 @@ Test(cases2, c20_settled_then_free, .timeout = 60)
  * must wait for B's flush too: that flush still references the object.
  */
 enum c23_drain { C23_DRAIN_OBJ, C23_DRAIN_OBJS, C23_FLUSHED_FIRST,
-		 C23_SETTLE };
+		 C23_SETTLE, C23_DRAIN_LOCAL, C23_OTHER_INSTANCE,
+		 C23_OTHER_INSTANCE_DRAINED };
 
 static int c23_real;			/* the real CPU, pinned: rseq path */
 static unsigned int c23_armed;		/* atomic: B's @after blocks once */
@@ -357,14 +360,31 @@ static void c23_on(int cpu)
 {
 	if (c23_real)
 		cr_assert(eq(int, lb_test_pin(cpu, 0), 0));
-	else
-		backend_set_cpu(cpu);
+	backend_set_cpu(cpu);	/* instance 1 always takes it */
 }
 
 static void *c23_flusher(void *arg)
 {
 	c23_on(0);
 	return (void *)(intptr_t)lb_cpubatch_drain_local(arg);
+}
+
+/*
+ * The object, out of instance 0's slot 0 by B's flush, goes through
+ * instance 1's slot @slot (drained there, and with @drained also drained
+ * by node once more, as a user of instance 1 would) and back into instance
+ * 0's slot 1: neither move read instance 0's slot 0, and instance 0's home
+ * slot is the same as before the detour.
+ */
+static void c23_via_other(struct lb_cpubatch *pc, struct obj *o, bool drained)
+{
+	cr_assert(eq(int, obj_add(o, 1), 0));
+	cr_assert(eq(int, lb_cpubatch_drain_obj(be[1].pc, &o->t.node), 1));
+	if (drained)
+		cr_assert(eq(int, lb_cpubatch_drain_obj(be[1].pc, &o->t.node),
+			     0));
+	cr_assert(eq(int, obj_add(o, 0), 0));
+	cr_assert(eq(int, lb_cpubatch_drain_obj(pc, &o->t.node), 1));
 }
 
 static void c23_run(int slot, enum c23_drain how, bool put)
@@ -393,7 +413,10 @@ static void c23_run(int slot, enum c23_drain how, bool put)
 	} else {
 		pc = be_create(0, 2, 0, &ops);
 	}
-	be_create(1, 1, 0, &plain);
+	if (how == C23_OTHER_INSTANCE || how == C23_OTHER_INSTANCE_DRAINED)
+		be_create(1, 2, 0, &ops);	/* slot @slot, as instance 0 */
+	else
+		be_create(1, 1, 0, &plain);
 	obj_init(&o, 0);
 	nodes[0] = &o.t.node;
 	backend_fixture.on_after = c23_after;
@@ -405,7 +428,8 @@ static void c23_run(int slot, enum c23_drain how, bool put)
 		sched_yield();
 	/* Swapped out and committed: the object may go into a batch again. */
 	c23_on(slot);
-	cr_assert(eq(int, obj_add(&o, 0), 0));
+	if (how != C23_OTHER_INSTANCE && how != C23_OTHER_INSTANCE_DRAINED)
+		cr_assert(eq(int, obj_add(&o, 0), 0));
 	switch (how) {
 	case C23_DRAIN_OBJ:
 		rc = lb_cpubatch_drain_obj(pc, &o.t.node);
@@ -424,6 +448,14 @@ static void c23_run(int slot, enum c23_drain how, bool put)
 		cr_assert(eq(int, lb_cpubatch_drain_local(pc), 1));
 		rc = lb_cpubatch_settle(pc, &o, &o.t.node, 1);
 		cr_assert(eq(int, rc, LB_SETTLED));
+		break;
+	case C23_DRAIN_LOCAL:
+		/* The slot's own batch holds the object: drained, B's too. */
+		cr_assert(eq(int, lb_cpubatch_drain_local(pc), 1));
+		break;
+	case C23_OTHER_INSTANCE:
+	case C23_OTHER_INSTANCE_DRAINED:
+		c23_via_other(pc, &o, how == C23_OTHER_INSTANCE_DRAINED);
 		break;
 	}
 	cr_assert(eq(u32, __atomic_load_n(&c23_after_done, __ATOMIC_ACQUIRE),
@@ -463,6 +495,21 @@ Test(cases2, c23_readd_other_slot_settled_without_put, .timeout = 10)
 	c23_run(1, C23_SETTLE, false);
 }
 
+Test(cases2, c23_readd_other_slot_drain_local, .timeout = 10)
+{
+	c23_run(1, C23_DRAIN_LOCAL, true);
+}
+
+Test(cases2, c23_readd_via_other_instance_drain_obj, .timeout = 10)
+{
+	c23_run(1, C23_OTHER_INSTANCE, true);
+}
+
+Test(cases2, c23_readd_via_other_instance_drained_there, .timeout = 10)
+{
+	c23_run(1, C23_OTHER_INSTANCE_DRAINED, true);
+}
+
 /* The same on the real CPU (the rseq path where the process has it). */
 static void c23_real_run(enum c23_drain how)
 {
@@ -485,6 +532,85 @@ Test(cases2, c23_real_cpu_readd_drain_obj, .timeout = 10)
 Test(cases2, c23_real_cpu_readd_flushed_then_drain_obj, .timeout = 10)
 {
 	c23_real_run(C23_FLUSHED_FIRST);
+}
+
+Test(cases2, c23_real_cpu_readd_drain_local, .timeout = 10)
+{
+	c23_real_run(C23_DRAIN_LOCAL);
+}
+
+Test(cases2, c23_real_cpu_readd_via_other_instance, .timeout = 10)
+{
+	c23_real_run(C23_OTHER_INSTANCE);
+}
+
+/*
+ * C23 across fork(): the flush whose @after forks goes on in the child
+ * too. The child's in-flight counts must count it until its @put, not
+ * start from zero and wrap when it ends (a child whose drains then hang
+ * and whose destroy reports -EBUSY forever).
+ */
+static pid_t c23_child = -1;
+
+static void c23_fork_after(struct backend_fixture *f, struct test_backend *tb,
+			   void **objs, unsigned int n)
+{
+	(void)f;
+	(void)tb;
+	(void)objs;
+	(void)n;
+	if (!__atomic_exchange_n(&c23_armed, 0, __ATOMIC_ACQ_REL))
+		return;
+	c23_child = fork();
+	if (c23_child == 0)
+		alarm(5);	/* a wait for a wrapped count never ends */
+}
+
+/* In the child: what its instance says once the forked flush ended. */
+static int c23_child_checks(struct lb_cpubatch *pc, struct obj *o, int rc)
+{
+	struct lb_cpubatch_stats st;
+	int bad = 0;
+
+	if (rc != 1)
+		bad |= 1;
+	if (lb_cpubatch_stats(pc, &st, NULL, 0) < 0 || st.flushes_inflight)
+		bad |= 2;
+	if (obj_add(o, 0) != 0 || lb_cpubatch_drain_local(pc) != 1)
+		bad |= 4;
+	if (lb_cpubatch_destroy(pc) != 0)
+		bad |= 8;
+	return bad;
+}
+
+Test(cases2, c23_fork_from_after, .timeout = 10)
+{
+	struct lb_backend_ops ops = backend_ops, plain = ops_of(backend_commit,
+								false);
+	struct lb_cpubatch *pc = be_create(0, 2, 0, &ops);
+	struct obj o;
+	int rc, status, exited;
+
+	be_create(1, 1, 0, &plain);
+	obj_init(&o, 0);
+	backend_fixture.on_after = c23_fork_after;
+	c23_armed = 1;
+	backend_set_cpu(0);
+	cr_assert(eq(int, obj_add(&o, 0), 0));
+	rc = lb_cpubatch_drain_obj(pc, &o.t.node);
+	if (c23_child == 0)
+		_exit(c23_child_checks(pc, &o, rc));
+	cr_assert(eq(int, rc, 1));
+	cr_assert(gt(int, c23_child, 0));
+	cr_assert(eq(int, waitpid(c23_child, &status, 0), c23_child));
+	exited = WIFEXITED(status) != 0;
+	cr_assert(eq(int, exited, 1), "child killed by signal %d",
+		  WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	status = WEXITSTATUS(status);
+	cr_assert(eq(int, status, 0),
+		  "child: 1 drain, 2 in-flight count, 4 drain_local, 8 destroy");
+	backend_fixture.on_after = NULL;
+	be_destroy_all();
 }
 
 /*
