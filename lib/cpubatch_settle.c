@@ -22,18 +22,20 @@ static int outcome(struct lb_cpubatch *pc, int res)
 
 /*
  * The object sits in slot @idx, whose lock is held: the batch's reference
- * cannot go away, so R - 1 is what everybody else holds.
+ * cannot go away, so R less that reference is what everybody else holds.
+ * Without @put the batch holds none that R counts, but its hold is still
+ * the one thing beyond @expected that a drain removes.
  */
 static int settle_cached(struct lb_cpubatch *pc, void *obj, unsigned int idx,
 			 long expected)
 {
-	long r = pc->ops.refcount(obj);
+	long r = pc->ops.refcount(obj) - (pc->ops.put ? 1 : 0);
 
-	if (r <= expected) {
+	if (r < expected) {
 		lbi_slot_unlock_remote(&pc->slots, idx);
 		return -ERANGE;
 	}
-	if (r - 1 > expected) {
+	if (r > expected) {
 		lbi_slot_unlock_remote(&pc->slots, idx);
 		return outcome(pc, LB_BUSY);
 	}

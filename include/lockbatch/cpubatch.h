@@ -826,7 +826,10 @@ enum lb_settle_result {
  * surplus of two or more is %LB_BUSY without waiting, and so is a re-add
  * of the object while its previous flush still holds a reference.
  *
- * Without a @put op (the batch holds no counted reference) a flush between
+ * Without a @put op the batch holds no counted reference: a cached object
+ * with R == @expected is %LB_DRAINED (its slot flushed, as above: the
+ * batch's hold was the only thing beyond the expectation), R > @expected
+ * is %LB_BUSY. A flush between
  * swap-out and commit is invisible in R: before it returns %LB_SETTLED,
  * settle waits for the flushes that may hold the object and started
  * before (as lb_cpubatch_drain_obj() does), so

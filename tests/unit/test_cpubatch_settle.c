@@ -314,3 +314,35 @@ Test(settle, gives_up_after_the_bound)
 		     1));
 	backend_fixture.on_after = NULL;
 }
+
+/*
+ * Without @put the batch's hold is not in R: R == expected while cached
+ * means the hold is the whole surplus, so the slot is flushed; a count
+ * above it is someone else's, and nothing is flushed.
+ */
+Test(settle, without_put_the_hold_is_the_surplus)
+{
+	struct lb_backend_ops ops = backend_ops;
+	struct lb_cpubatch *pc;
+	struct test_obj o;
+
+	ops.get = NULL;
+	ops.put = NULL;
+	pc = backend_other(&ops);
+	cr_assert(ne(ptr, pc, NULL));
+	backend_obj_init(&o, 0);
+	backend_set_cpu(1);
+	cr_assert(eq(int, backend_add_to(pc, &o, 1), 0));
+	cr_assert(eq(long, backend_refcount(&o), 1), "no get: R is the owner's");
+	cr_assert(eq(int, lb_cpubatch_settle(pc, &o, &o.node, 2), -ERANGE));
+	test_obj_hold(&o);
+	cr_assert(eq(int, lb_cpubatch_settle(pc, &o, &o.node, 1), LB_BUSY),
+		  "the second reference is not the batch's");
+	cr_assert(eq(uint, backend_commits(&o), 0), "BUSY flushed");
+	test_obj_release(&o);
+	cr_assert(eq(int, lb_cpubatch_settle(pc, &o, &o.node, 1), LB_DRAINED));
+	cr_assert(eq(uint, backend_commits(&o), 1));
+	cr_assert(eq(int, lb_cpubatch_settle(pc, &o, &o.node, 1), LB_SETTLED));
+	cr_assert(eq(uint, backend_commits(&o), 1));
+	lb_cpubatch_destroy(pc);
+}
