@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,8 +143,13 @@ bool lbi_rseq_usable(bool force_lock, unsigned int nr_slots)
 	return nr_slots >= lbi_rseq_nr_cpu_ids();
 }
 
+/* Retries of a fence that failed for want of memory, a few time slices. */
+#define LBI_RSEQ_FENCE_TRIES 1000
+
 int lbi_rseq_fence(int cpu)
 {
+	unsigned int tries;
+
 	if (cpu < 0)
 		return -EINVAL;
 	if (lbi_rseq_init() != LBI_RSEQ_WHY_ACTIVE)
@@ -155,11 +161,27 @@ int lbi_rseq_fence(int cpu)
 	 */
 	if (cpu == lbi_rseq_cpu_id())
 		return 0;
-	if (lbi_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ,
-			   MEMBARRIER_CMD_FLAG_CPU, cpu) == 0)
-		return 0;
-	/* ENXIO: no such CPU online, so nothing runs there. */
-	return errno == ENXIO ? 0 : -errno;
+	for (tries = 0;; tries++) {
+		if (lbi_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ,
+				   MEMBARRIER_CMD_FLAG_CPU, cpu) == 0)
+			return 0;
+		/* ENXIO: no such CPU online, so nothing runs there. */
+		if (errno == ENXIO)
+			return 0;
+		/*
+		 * The process-wide command restarts the sections of every
+		 * CPU, @cpu's among them: dearer, but a slot its caller
+		 * writes must not be left unfenced.
+		 */
+		if (lbi_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, 0,
+				   0) == 0)
+			return 0;
+		/* Its cpumask allocation can fail for a moment; retry. */
+		if ((errno != ENOMEM && errno != EINTR && errno != EAGAIN) ||
+		    tries == LBI_RSEQ_FENCE_TRIES)
+			return -errno;
+		sched_yield();
+	}
 }
 
 enum lb_cpu_path lb_cpu_path(void)

@@ -387,10 +387,15 @@ unsigned int lbi_rseq_nr_cpu_ids(void);
  * membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, MEMBARRIER_CMD_FLAG_CPU,
  * @cpu). A no-op on the lock path (no sections run) and for the calling
  * thread's own CPU. About 10 µs when a thread of ours runs on @cpu (an
- * IPI), 0.3 µs otherwise.
+ * IPI), 0.3 µs otherwise. If the per-CPU command fails, falls back to the
+ * process-wide one (every CPU's sections restart), retrying it while the
+ * kernel reports a transient failure (-ENOMEM, -EINTR, -EAGAIN).
  *
  * Context: Any thread, not a signal handler. May block briefly.
- * Return: 0, or -EINVAL for a negative @cpu, or the membarrier -errno.
+ * Return: 0, or -EINVAL for a negative @cpu, or the membarrier -errno of
+ * the process-wide command: a failure no retry cures (the registration
+ * made at init was refused or revoked), after which the slot's sections
+ * are not known to be restarted.
  */
 int lbi_rseq_fence(int cpu);
 

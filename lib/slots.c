@@ -75,8 +75,13 @@ void lbi_slot_lock_remote(struct lbi_slots *s, unsigned int idx, bool empty)
 	struct lbi_slot_hdr *h = lbi_slot_hdr(s, idx);
 
 	lbi_slot_lock(h);
+	/*
+	 * The fence retries what can pass; what it still returns means the
+	 * kernel refused the registration it accepted at init, which no
+	 * caller here could repair.
+	 */
 	if (s->rseq)
-		lbi_rseq_stop(&h->rseq, (int)idx, empty);
+		(void)lbi_rseq_stop(&h->rseq, (int)idx, empty);
 }
 
 int lbi_slot_trylock_remote(struct lbi_slots *s, unsigned int idx)
