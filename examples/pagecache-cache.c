@@ -571,6 +571,7 @@ uint64_t pc_cache_evict(struct pc_cache *c, bool all)
 	struct cds_list_head iso, *pos;
 	struct evict_scan s = { UINT64_MAX, 0 };
 	uint64_t before, charged;
+	bool throttle;
 	int n;
 
 	pthread_mutex_lock(&c->evict_lock);
@@ -601,15 +602,19 @@ uint64_t pc_cache_evict(struct pc_cache *c, bool all)
 	/*
 	 * Freed pages reach the pool a grace period later. When too many
 	 * wait for one, wait for them here (reclaim throttling on its own
-	 * backlog) rather than let inserts find the pool empty.
+	 * backlog) rather than let inserts find the pool empty. The wait is
+	 * made after evict_lock is dropped: a grace period is long, and
+	 * stats readers and the next evictor need not sit it out.
 	 */
-	if (__atomic_load_n(&c->pending, __ATOMIC_RELAXED) >
-	    (c->conf.limit_pages >> 1) + PC_PENDING_SLACK / 2) {
+	throttle = __atomic_load_n(&c->pending, __ATOMIC_RELAXED) >
+		   (c->conf.limit_pages >> 1) + PC_PENDING_SLACK / 2;
+	if (throttle)
 		c->ev.rcu_waits++;
+	pthread_mutex_unlock(&c->evict_lock);
+	if (throttle) {
 		urcu_memb_barrier();
 		pc_tsan_acquire(&c->rcu_done);
 	}
-	pthread_mutex_unlock(&c->evict_lock);
 	return before;
 }
 
