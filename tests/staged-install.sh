@@ -12,7 +12,8 @@
 # 2. every installed header compiles alone, C11 and C++17, -pedantic
 #    -Werror;
 # 3. the clients of tests/client/ build with -std=c11 -pedantic -Werror
-#    and run: each counts its objects in and out;
+#    and run: each counts its objects in and out; one is linked again
+#    with README.md's static recipe and must not need liblockbatch.so;
 # 4. man finds a function's page, a struct's page and the overview.
 #
 # make installcheck does the same for the examples after a real install.
@@ -78,6 +79,22 @@ for c in cpubatch-list pool-cache; do
 		fail "$c exits non-zero: $out"
 	fi
 done
+
+# README's static recipe: liblockbatch from its archive, the rest shared.
+# shellcheck disable=SC2086
+if $cc -std=c11 $san $cflags -o "$stage/static" \
+	"$src/tests/client/cpubatch-list.c" \
+	$(echo "$slibs" | sed 's/-llockbatch/-l:liblockbatch.a/') -lpthread; then
+	if ldd "$stage/static" 2>/dev/null | grep -q liblockbatch; then
+		fail "README's static recipe still links liblockbatch.so"
+	elif ! out=$("$stage/static" 2>&1); then
+		fail "cpubatch-list (static) exits non-zero: $out"
+	else
+		echo "ok: cpubatch-list (static): $out"
+	fi
+else
+	fail "README's static recipe does not build"
+fi
 
 # 4. man pages
 if command -v man >/dev/null 2>&1; then
