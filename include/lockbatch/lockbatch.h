@@ -6,11 +6,11 @@
  * DOC: Lock-batching primitives
  *
  * Umbrella header: includes every lockbatch header. Build with
- * ``cc app.c $(pkg-config --cflags --libs lockbatch)``. ``pkg-config
- * --static`` only adds the private dependencies; to link liblockbatch.a
- * while both libraries are installed, replace ``-llockbatch`` in
- * ``pkg-config --static --libs lockbatch`` by ``-l:liblockbatch.a``. The
- * headers are C11 and C++ clean; <lockbatch/lru.h> includes liburcu's
+ * ``cc app.c $(pkg-config --cflags --libs lockbatch)``. The --static
+ * option of pkg-config only adds the private dependencies; to link
+ * liblockbatch.a while both libraries are installed, replace -llockbatch
+ * by -l:liblockbatch.a in the output of pkg-config --static --libs
+ * lockbatch. The headers are C11 and C++ clean; <lockbatch/lru.h> includes liburcu's
  * <urcu/list.h> (headers only), which pkg-config finds.
  *
  * Modules, each with its own page:
