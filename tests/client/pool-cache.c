@@ -30,6 +30,8 @@ struct entry {				/* one pool page */
 	unsigned int npages;
 };
 
+static struct lb_lock pool_lock;	/* the pool's back-end lock, ours */
+static struct lb_freelist *fl;
 static struct lb_pcp *pool;
 static struct lb_lru *lru;
 static struct lb_cpubatch *pc;
@@ -142,6 +144,7 @@ static int shrink(long limit)
 
 static int run(void)
 {
+	struct lb_freelist_stats mid;
 	pthread_t t[NTHREADS];
 	void *ret;
 	int err = 0;
@@ -152,6 +155,12 @@ static int run(void)
 		pthread_join(t[i], &ret);
 		err |= ret != NULL;
 	}
+	/* The free list is the cache's back-end: read it under that lock. */
+	lb_lock_acquire(&pool_lock);
+	err |= lb_freelist_stats(fl, &mid) != 0;
+	lb_lock_release(&pool_lock);
+	if (mid.out < (uint64_t)atomic_load(&inserted))	/* cached pages too */
+		err = 1;
 	if (err || lb_cpubatch_drain_all(pc) < 0 || shrink(CACHE_LIMIT) ||
 	    lru_size() > CACHE_LIMIT || shrink(0))
 		return -1;
@@ -166,15 +175,16 @@ int main(void)
 	struct lb_cpubatch_conf bconf = { .mode = LB_CPUBATCH_WEIGHTED };
 	struct lb_freelist_stats fst;
 	struct lb_pcp_size sz;
-	struct lb_freelist *fl;
 	int err;
 
-	if (lb_freelist_create(&fl, &fc) ||
+	if (lb_lock_init(&pool_lock, LB_LOCK_DEFAULT, "pool") ||
+	    lb_freelist_create(&fl, &fc) ||
 	    lb_pcp_size(NPAGES, 0, lb_cpu_count(), 256, &sz))
 		return 1;
 	pconf.batch = sz.batch;
 	pconf.high_min = sz.high_min;
 	pconf.high_max = sz.high_max;
+	pconf.lock = &pool_lock;
 	if (lb_freelist_pcp_backend(fl, &pconf.backend) ||
 	    lb_pcp_create(&pool, &pconf) || lb_pcp_decay_thread_start(pool) ||
 	    lb_lru_create(&lru, &lconf) || lb_lru_cpubatch_conf(lru, &bconf) ||
@@ -189,6 +199,7 @@ int main(void)
 	       (unsigned long long)fst.free, (unsigned long long)fst.capacity,
 	       atomic_load(&inserted), atomic_load(&evicted));
 	lb_freelist_destroy(fl);
+	lb_lock_destroy(&pool_lock);
 	return err || atomic_load(&bad) || fst.out || fst.rejected ||
 	       atomic_load(&allocs) != atomic_load(&frees) ||
 	       atomic_load(&inserted) != atomic_load(&evicted);
