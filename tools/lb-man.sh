@@ -9,8 +9,11 @@
 # function (and function-like or object-like macro, and function-pointer
 # typedef) becomes its own page NAME.3; the overview (DOC: sections),
 # structs and enums of a header become the header's page: lockbatch.3 for
-# the umbrella lockbatch.h, lb_<header>.3 for the others. OUTDIR/pages
-# lists every page written, one per line (install and check use it).
+# the umbrella lockbatch.h, lb_<header>.3 for the others. A struct or enum
+# also gets a page of its own (`man lb_pcp_conf`), unless a function or a
+# header page has its name (lb_pcp_stats(3) is the function; its struct
+# stays in lb_pcp(3)). OUTDIR/pages lists every page written, one per line
+# (install and check use it).
 set -eu
 
 kdoc=$1 outdir=$2 version=$3
@@ -48,7 +51,7 @@ for h in "$@"; do
 		close(out)
 		out = ""
 	}
-	BEGIN { out = ""; mode = ""; nfunc = 0; nbody = 0; desc = "" }
+	BEGIN { out = ""; mode = ""; nfunc = 0; nbody = 0; desc = ""; nitem = 0 }
 	/^\.TH / {
 		close_func()
 		if (quoted($0, 1) != "Kernel API") {
@@ -63,6 +66,14 @@ for h in "$@"; do
 			mode = "hdr"
 			title = quoted($0, 2)
 			date = quoted($0, 3)
+			item = ""
+			if (title ~ /^(struct|enum) lb_[a-z0-9_]+$/) {
+				split(title, tw, " ")
+				item = outdir "/" tw[2] ".3.item"
+				items[++nitem] = item
+				printf(".TH \"%s\" 3 \"%s\" \"lockbatch %s\" \"lockbatch Manual\"\n",
+				       tw[2], date, ver) > item
+			}
 		}
 		next
 	}
@@ -82,6 +93,13 @@ for h in "$@"; do
 		next
 	}
 	mode == "hdr" {
+		if (item != "") {
+			print > item
+			if ($0 == ".SH SYNOPSIS") {
+				print ".B #include <" inc ">" > item
+				print ".sp" > item
+			}
+		}
 		if ($0 == ".SH NAME")
 			body[++nbody] = ".SH \"" toupper(title) "\""
 		else if ($0 ~ /^\.SH /)
@@ -92,6 +110,10 @@ for h in "$@"; do
 	}
 	END {
 		close_func()
+		for (i = 1; i <= nitem; i++) {
+			seealso(items[i])
+			close(items[i])
+		}
 		f = outdir "/" page ".3"
 		printf(".TH \"%s\" 3 \"%s\" \"lockbatch %s\" \"lockbatch Manual\"\n",
 		       page, date, ver) > f
@@ -120,6 +142,18 @@ for h in "$@"; do
 		close(f)
 		print page >> (outdir "/pages.tmp")
 	}'
+done
+
+# Struct and enum pages whose name no other page has.
+for f in "$outdir"/*.3.item; do
+	[ -e "$f" ] || continue
+	name=$(basename "$f" .3.item)
+	if grep -qx "$name" "$outdir/pages.tmp"; then
+		rm -f "$f"
+	else
+		mv "$f" "$outdir/$name.3"
+		echo "$name" >> "$outdir/pages.tmp"
+	fi
 done
 
 # Two pages of one name would overwrite each other: refuse.

@@ -201,7 +201,11 @@ int lb_freelist_owns(const struct lb_freelist *fl, const void *obj);
  * @fl: The list.
  * @out: Where to store them.
  *
- * Context: Caller serialises with calls on @fl.
+ * Context: Caller serialises with calls on @fl. Behind an &struct lb_pcp
+ * (lb_freelist_pcp_backend()) the calls come from the cache under its
+ * back-end lock: create the cache with a lock of your own
+ * (&lb_pcp_conf.lock) and hold it around this call, or call it after
+ * lb_pcp_destroy().
  * Return: 0, or %-EINVAL if @fl or @out is NULL.
  */
 int lb_freelist_stats(const struct lb_freelist *fl,

@@ -6,8 +6,12 @@
  * DOC: Lock-batching primitives
  *
  * Umbrella header: includes every lockbatch header. Build with
- * ``cc app.c $(pkg-config --cflags --libs lockbatch)`` (add ``--static``
- * to link the static library). The headers are C11 and C++ clean.
+ * ``cc app.c $(pkg-config --cflags --libs lockbatch)``. The --static
+ * option of pkg-config only adds the private dependencies; to link
+ * liblockbatch.a while both libraries are installed, replace -llockbatch
+ * by -l:liblockbatch.a in the output of pkg-config --static --libs
+ * lockbatch. The headers are C11 and C++ clean; <lockbatch/lru.h> includes liburcu's
+ * <urcu/list.h> (headers only), which pkg-config finds.
  *
  * Modules, each with its own page:
  *
@@ -38,6 +42,9 @@
  * objects, tested and cleared with one flush per run.
  *
  * lb_cpu(3), <lockbatch/cpu.h>: the current CPU and the slot count.
+ *
+ * lb_pcp_tune(3), <lockbatch/pcp_tune.h>: lb_pcp's tuners as pure
+ * functions, for tests and trace replay.
  *
  * Every function validates its input and reports bad input with a
  * negative errno value; each page lists the values it returns, and
