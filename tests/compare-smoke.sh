@@ -16,7 +16,8 @@ fail() {
 
 json=$("$lc" --seconds 0.03 --reps 1 --threads 2 --sizes 4096 \
 	--backends pcp-adaptive,pcp-linux,mutex,glibc --json)
-for key in mops_median spread ratio cpu_ns_median cpu_spread cpu_ratio csw \
+for key in mops_median spread ratio ratio_spread cpu_ns_median cpu_spread \
+	   cpu_ratio cpu_ratio_spread csw \
 	   peak_rss_kib peak_live_kib lock_trips \
 	   errors oversubscribed; do
 	case $json in
