@@ -152,17 +152,17 @@ static void metric_table(FILE *f, struct cmp_report *r, int cpu)
 		for (b = 0; b < r->nb; b++) {
 			struct cmp_cell *c = cmp_cell(r, w, s, t, b);
 			double m = cmp_median(metric(c, cpu), c->n);
-			double sp = 100 * cmp_spread(metric(c, cpu), c->n);
+			double sp = cmp_spread(metric(c, cpu), c->n);
 
+			if (b != ref)
+				m = cmp_paired_ratio(c, c0, cpu, &sp);
 			if (!c->n)
 				fprintf(f, " %13s", "failed");
 			else if (b == ref)
 				fprintf(f, " %7.2f%s+-%2.0f%%", m,
-					cpu ? "n" : "M", sp);
+					cpu ? "n" : "M", 100 * sp);
 			else
-				fprintf(f, " %7.2fx+-%2.0f%%",
-					cmp_paired_ratio(c, c0, cpu, &sp),
-					100 * sp);
+				fprintf(f, " %7.2fx+-%2.0f%%", m, 100 * sp);
 		}
 		fputc('\n', f);
 	}
