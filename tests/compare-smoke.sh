@@ -16,7 +16,8 @@ fail() {
 
 json=$("$lc" --seconds 0.03 --reps 1 --threads 2 --sizes 4096 \
 	--backends pcp-adaptive,pcp-linux,mutex,glibc --json)
-for key in mops_median spread ratio cpu_ns_median cpu_spread cpu_ratio csw \
+for key in mops_median spread ratio ratio_spread cpu_ns_median cpu_spread \
+	   cpu_ratio cpu_ratio_spread csw \
 	   peak_rss_kib peak_live_kib lock_trips \
 	   errors oversubscribed; do
 	case $json in
@@ -32,6 +33,15 @@ printf '%s\n' "$json" | grep -q '"errors":[1-9]' &&
 	fail "corrupted blocks: $json"
 printf '%s\n' "$json" | grep '"backend":"pcp-adaptive"' |
 	grep -q '"ratio":1.0000' || fail "reference ratio is not 1"
+# Ratios pair the runs of one repetition: the reference against itself is
+# 1 in every repetition, with no spread, whatever its own runs' spread.
+json3=$("$lc" --seconds 0.02 --reps 3 --threads 2 --sizes 4096 \
+	--workloads burst --backends pcp-adaptive,pcp-linux --json)
+ref=$(printf '%s\n' "$json3" | grep '"backend":"pcp-adaptive"')
+case $ref in
+*'"cpu_ratio":1.0000,"cpu_ratio_spread":0.0000'*'"ratio":1.0000,"ratio_spread":0.0000'*) ;;
+*) fail "reference not paired with itself: $ref" ;;
+esac
 # A lockbatch row that moved objects took its back-end lock.
 printf '%s\n' "$json" | grep '"backend":"mutex"' | grep -q '"lock_trips":0,' &&
 	fail "mutex row counted no lock holds"

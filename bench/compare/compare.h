@@ -90,6 +90,7 @@ uint64_t cmp_rss_kib(const char *field);
 struct cmp_cell {			/* one back-end in one configuration */
 	double mops[16];
 	double cpu_ns[16];		/* CPU ns per allocation, per run */
+	unsigned int rep[16];		/* the repetition of each run */
 	unsigned int n;
 	struct cmp_result last;		/* the run with the highest peak RSS */
 	uint64_t live_max_kib;		/* most live KiB any run sampled */
@@ -115,6 +116,8 @@ struct cmp_cell *cmp_cell(struct cmp_report *r, unsigned int w,
 			  unsigned int s, unsigned int t, unsigned int b);
 double cmp_median(const double *v, unsigned int n);
 double cmp_spread(const double *v, unsigned int n);
+double cmp_paired_ratio(const struct cmp_cell *c, const struct cmp_cell *ref,
+			int cpu, double *spread);
 void cmp_print_tables(FILE *f, struct cmp_report *r);
 void cmp_print_json(FILE *f, struct cmp_report *r);
 int cmp_plot(struct cmp_report *r, const char *png);

@@ -326,6 +326,7 @@ static void run_all(struct opts *o, struct cmp_report *r)
 			c->skipped = 1;
 			continue;
 		}
+		c->rep[c->n] = rep;
 		c->cpu_ns[c->n] = res.ops ? (double)res.cpu_ns / res.ops : 0;
 		c->mops[c->n++] = res.mops;
 		if (res.peak_rss_kib >= c->last.peak_rss_kib)

@@ -47,6 +47,35 @@ double cmp_spread(const double *v, unsigned int n)
 	return m > 0 ? (hi - lo) / m : 0;
 }
 
+/*
+ * The ratio of @c to @ref as the median, over the repetitions both ran, of
+ * the ratio within one repetition (its back-ends ran one after the other);
+ * *@spread gets (max - min) / median of those ratios. This machine's
+ * speed moves in steps that last many runs (2 vCPUs: the same
+ * prodcons configuration ran at about 38 or about 90 M/s for every
+ * back-end alike, for tens of seconds at a time): a ratio of two medians
+ * taken from different runs compared one back-end's slow runs with
+ * another's fast ones, a ratio within one repetition compares runs that
+ * saw the same machine. 0 (and *@spread 0) when no repetition has both.
+ */
+double cmp_paired_ratio(const struct cmp_cell *c, const struct cmp_cell *ref,
+			int cpu, double *spread)
+{
+	const double *v = cpu ? c->cpu_ns : c->mops;
+	const double *v0 = cpu ? ref->cpu_ns : ref->mops;
+	double q[16];
+	unsigned int i, j, n = 0;
+
+	for (i = 0; i < c->n; i++)
+		for (j = 0; j < ref->n; j++)
+			if (ref->rep[j] == c->rep[i] && v0[j] > 0) {
+				q[n++] = v[i] / v0[j];
+				break;
+			}
+	*spread = n ? cmp_spread(q, n) : 0;
+	return n ? cmp_median(q, n) : 0;
+}
+
 /* Column of the reference back-end (pcp-adaptive), else the first. */
 static unsigned int ref_col(const struct cmp_report *r)
 {
@@ -75,7 +104,8 @@ static void header(FILE *f, struct cmp_report *r)
 
 	fprintf(f, "lb-compare, %s, %s\n", r->when, r->machine);
 	fprintf(f, "%g s per run, median of %u runs; back-ends interleaved; "
-		   "spread = (max - min) / median\n", r->seconds, r->reps);
+		   "spread = (max - min) / median; a ratio is the median of "
+		   "the ratios within one repetition\n", r->seconds, r->reps);
 	for (b = 0; b < r->nb; b++)
 		fprintf(f, "  %-14s %s\n", bname(r, b), r->versions[b]);
 }
@@ -107,14 +137,13 @@ static void metric_table(FILE *f, struct cmp_report *r, int cpu)
 	else
 		fprintf(f, "\nThroughput: %s column in M allocations/s (each "
 			   "freed)", bname(r, ref));
-	fprintf(f, ", others as ratio to it%s; +-spread\n",
+	fprintf(f, ", others as ratio to it%s; +-spread (of the ratios)\n",
 		cpu ? " (below 1 = cheaper)" : "");
 	col_heads(f, r, 0);
 	for (w = 0; w < r->nw; w++)
 	for (s = 0; s < r->ns; s++)
 	for (t = 0; t < r->nt; t++) {
 		struct cmp_cell *c0 = cmp_cell(r, w, s, t, ref);
-		double m0 = cmp_median(metric(c0, cpu), c0->n);
 
 		over |= r->threads[t] > r->ncpu;
 		fprintf(f, "%-9s %6zu %3u%s", cmp_workload_name(r->wl[w]),
@@ -123,16 +152,17 @@ static void metric_table(FILE *f, struct cmp_report *r, int cpu)
 		for (b = 0; b < r->nb; b++) {
 			struct cmp_cell *c = cmp_cell(r, w, s, t, b);
 			double m = cmp_median(metric(c, cpu), c->n);
-			double sp = 100 * cmp_spread(metric(c, cpu), c->n);
+			double sp = cmp_spread(metric(c, cpu), c->n);
 
+			if (b != ref)
+				m = cmp_paired_ratio(c, c0, cpu, &sp);
 			if (!c->n)
 				fprintf(f, " %13s", "failed");
 			else if (b == ref)
 				fprintf(f, " %7.2f%s+-%2.0f%%", m,
-					cpu ? "n" : "M", sp);
+					cpu ? "n" : "M", 100 * sp);
 			else
-				fprintf(f, " %7.2fx+-%2.0f%%",
-					m0 > 0 ? m / m0 : 0, sp);
+				fprintf(f, " %7.2fx+-%2.0f%%", m, 100 * sp);
 		}
 		fputc('\n', f);
 	}
@@ -228,9 +258,9 @@ static void json_cell(FILE *f, struct cmp_report *r, unsigned int w,
 {
 	struct cmp_cell *c = cmp_cell(r, w, s, t, b);
 	struct cmp_cell *ref = cmp_cell(r, w, s, t, ref_col(r));
-	double m = cmp_median(c->mops, c->n), m0 = cmp_median(ref->mops, ref->n);
-	double n = cmp_median(c->cpu_ns, c->n);
-	double n0 = cmp_median(ref->cpu_ns, ref->n);
+	double m = cmp_median(c->mops, c->n), n = cmp_median(c->cpu_ns, c->n);
+	double rsp, csp, ratio = cmp_paired_ratio(c, ref, 0, &rsp);
+	double cpu_ratio = cmp_paired_ratio(c, ref, 1, &csp);
 	unsigned int i;
 
 	fprintf(f, "{\"workload\":\"%s\",\"size\":%zu,\"threads\":%u,"
@@ -243,15 +273,16 @@ static void json_cell(FILE *f, struct cmp_report *r, unsigned int w,
 	for (i = 0; i < c->n; i++)
 		fprintf(f, "%s%.3f", i ? "," : "", c->cpu_ns[i]);
 	fprintf(f, "],\"cpu_ns_median\":%.3f,\"cpu_spread\":%.4f,"
-		   "\"cpu_ratio\":%.4f,\"csw\":%llu", n,
-		cmp_spread(c->cpu_ns, c->n), n0 > 0 ? n / n0 : 0,
-		(unsigned long long)c->last.csw);
+		   "\"cpu_ratio\":%.4f,\"cpu_ratio_spread\":%.4f,"
+		   "\"csw\":%llu", n, cmp_spread(c->cpu_ns, c->n), cpu_ratio,
+		csp, (unsigned long long)c->last.csw);
 	fprintf(f, ",\"mops_median\":%.4f,\"spread\":%.4f,\"ratio\":%.4f,"
+		   "\"ratio_spread\":%.4f,"
 		   "\"base_rss_kib\":%llu,\"peak_rss_kib\":%llu,"
 		   "\"peak_live_kib\":%llu,\"lock_trips\":%llu,\"ops\":%llu,"
 		   "\"refills\":%llu,\"refill_units\":%llu,"
 		   "\"errors\":%llu,\"failed_runs\":%s}",
-		m, cmp_spread(c->mops, c->n), m0 > 0 ? m / m0 : 0,
+		m, cmp_spread(c->mops, c->n), ratio, rsp,
 		(unsigned long long)c->last.base_rss_kib,
 		(unsigned long long)c->last.peak_rss_kib,
 		(unsigned long long)c->last.peak_live_kib,

@@ -263,6 +263,18 @@ static int run_lockbatch(const struct cmp_spec *s, struct cmp_result *r)
 		r->refills = st.total.refills;
 		r->refill_units = st.total.refill_units;
 	}
+	/* LB_COMPARE_REPORT=1: the cache's counters on stderr, per slot. */
+	if (getenv("LB_COMPARE_REPORT")) {
+		struct lb_freelist_stats fs;
+
+		lb_pcp_report(stderr, pc.p);
+		if (!lb_freelist_stats(pc.fl, &fs))
+			fprintf(stderr, "back-end: touched %llu, peak out %llu, "
+				"out %llu objects\n",
+				(unsigned long long)fs.touched,
+				(unsigned long long)fs.peak_out,
+				(unsigned long long)fs.out);
+	}
 	lb_pcp_destroy(pc.p);
 	return lb_freelist_destroy(pc.fl);
 }
