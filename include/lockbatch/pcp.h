@@ -116,9 +116,14 @@ extern "C" {
  *
  * fork(). Every slot lock is taken around fork() (a pthread_atfork()
  * hook of the slot core, as glibc's malloc does with its arenas), and the
- * back-end lock is held only under a slot lock, so in the child every
- * slot and the back-end are consistent and unlocked, and the child's
- * copy holds the objects the parent's slots held. A second hook, run
+ * cache takes the back-end lock only under a slot lock, so in the child
+ * every slot and the back-end are consistent and unlocked, and the
+ * child's copy holds the objects the parent's slots held. That holds for
+ * the lock the cache makes; a caller's own lock in &lb_pcp_conf.lock may
+ * also be taken by the caller's code outside any slot lock: register its
+ * pthread_atfork() handlers before creating the cache, so that our
+ * prepare runs before its own (slot locks, then the back-end lock: the
+ * order the cache takes them in), as for lb_cpubatch. A second hook, run
  * before that one, waits out a tick in progress and takes each cache's
  * tick and decay-thread mutexes, so the child gets them unlocked too. The
  * child has no decay thread (lb_pcp_decay_thread_stop() there returns
