@@ -364,7 +364,11 @@ int lb_lru_add(struct lb_cpubatch *pc, struct lb_lru *lru, void *obj)
 {
 	struct lb_lru_node *n;
 
-	if (!pc || !lru || !obj)
+	/*
+	 * A batch set made for another LRU would commit the object there,
+	 * through that LRU's node offset.
+	 */
+	if (!pc || !lru || !obj || lbi_cpubatch_backend(pc) != lru)
 		return -EINVAL;
 	n = lbi_lru_node(lru, obj);
 	return lb_cpubatch_add(pc, obj, &n->batch, n->weight);

@@ -396,8 +396,8 @@ int lb_lru_node_init(struct lb_lru_node *n, uint32_t weight);
  *
  * Context: As lb_cpubatch_add().
  * Return: as lb_cpubatch_add(): 0 (waits in a batch), 1 (this call flushed),
- * %-EINVAL (a NULL argument, or a node weight out of range), %-EEXIST,
- * %-EAGAIN.
+ * %-EINVAL (a NULL argument, @pc not configured for @lru, or a node
+ * weight out of range), %-EEXIST, %-EAGAIN.
  */
 int lb_lru_add(struct lb_cpubatch *pc, struct lb_lru *lru, void *obj);
 

@@ -510,6 +510,7 @@ Test(lru, add_through_cpubatch_one_hold_per_batch)
 		.cpu_fn = fixed_cpu,
 	};
 	struct lb_cpubatch *pc;
+	struct lb_lru *other;
 	struct lb_lru_stats st;
 	int cpu = 1, rc;
 	unsigned int i, ids[NOBJ];
@@ -525,6 +526,10 @@ Test(lru, add_through_cpubatch_one_hold_per_batch)
 	}
 	cr_assert(eq(int, lb_lru_add(pc, lru, &objs[3]), 0), "re-add after commit");
 	cr_assert(eq(int, lb_lru_add(pc, lru, &objs[3]), -EEXIST));
+	other = mk(0);
+	cr_assert(eq(int, lb_lru_add(pc, other, &objs[40]), -EINVAL),
+		  "a batch set made for another LRU");
+	cr_assert(eq(int, lb_lru_destroy(other), 0), "it reached that LRU");
 	lb_lru_stats(lru, &st);
 	cr_assert(eq(u64, st.path[LB_LRU_PATH_ADD].acquisitions, 1));
 	cr_assert(eq(u64, st.nr[LB_LRU_INACTIVE], 31));
