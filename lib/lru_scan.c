@@ -75,6 +75,7 @@ int lb_lru_isolate(struct lb_lru *lru, enum lb_lru_list list,
 		   lb_lru_scan_fn scan, void *arg)
 {
 	struct cds_list_head *head, *pos, *next;
+	struct lbi_lru_hold h;
 	unsigned int taken = 0;
 	uint64_t budget, seen = 0;
 
@@ -83,7 +84,7 @@ int lb_lru_isolate(struct lb_lru *lru, enum lb_lru_list list,
 	if (!nr)
 		return 0;
 	head = &lru->lists[list].head;
-	lbi_lru_lock(lru, LB_LRU_PATH_ISOLATE);
+	lbi_lru_lock(lru, LB_LRU_PATH_ISOLATE, &h);
 	budget = lru->lists[list].nr;
 	for (pos = head->prev; pos != head && taken < nr && seen < budget;
 	     pos = next) {
@@ -99,7 +100,7 @@ int lb_lru_isolate(struct lb_lru *lru, enum lb_lru_list list,
 			break;
 	}
 	lru->scanned += seen;
-	lbi_lru_unlock(lru, LB_LRU_PATH_ISOLATE, taken);
+	lbi_lru_unlock(lru, &h, taken);
 	return (int)taken;
 }
 
@@ -122,6 +123,7 @@ int lb_lru_putback(struct lb_lru *lru, struct cds_list_head *src,
 		   unsigned int flags)
 {
 	struct cds_list_head dead, *pos, *next;
+	struct lbi_lru_hold h;
 	unsigned int moved = 0, released = 0;
 
 	if (!lru || !src || (flags & ~LB_LRU_PUTBACK_LOCKED))
@@ -129,7 +131,7 @@ int lb_lru_putback(struct lb_lru *lru, struct cds_list_head *src,
 	if (cds_list_empty(src))
 		return 0;
 	CDS_INIT_LIST_HEAD(&dead);
-	lbi_lru_lock(lru, LB_LRU_PATH_PUTBACK);
+	lbi_lru_lock(lru, LB_LRU_PATH_PUTBACK, &h);
 	cds_list_for_each_safe(pos, next, src) {
 		struct lb_lru_node *n = cds_list_entry(pos, struct lb_lru_node,
 						       link);
@@ -149,7 +151,7 @@ int lb_lru_putback(struct lb_lru *lru, struct cds_list_head *src,
 	lru->released += released;
 	if (flags & LB_LRU_PUTBACK_LOCKED)
 		run_secondary(lru, &dead);
-	lbi_lru_unlock(lru, LB_LRU_PATH_PUTBACK, moved + released);
+	lbi_lru_unlock(lru, &h, moved + released);
 	/* "mm: unqueue deferred split folios outside the lruvec lock". */
 	if (!(flags & LB_LRU_PUTBACK_LOCKED))
 		run_secondary(lru, &dead);
@@ -159,6 +161,7 @@ int lb_lru_putback(struct lb_lru *lru, struct cds_list_head *src,
 int lb_lru_del(struct lb_lru *lru, void *const *objs, unsigned int n)
 {
 	uint64_t nr = 0, weight = 0, nr_active = 0, weight_active = 0;
+	struct lbi_lru_hold h;
 	unsigned int i;
 
 	if (!lru || (!objs && n))
@@ -173,7 +176,7 @@ int lb_lru_del(struct lb_lru *lru, void *const *objs, unsigned int n)
 	 */
 	for (i = 0; i < n; i++)
 		lbi_lru_prefetch(lru, lbi_lru_node(lru, objs[i]));
-	lbi_lru_lock(lru, LB_LRU_PATH_DEL);
+	lbi_lru_lock(lru, LB_LRU_PATH_DEL, &h);
 	for (i = 0; i < n; i++) {
 		struct lb_lru_node *node = lbi_lru_node(lru, objs[i]);
 
@@ -195,6 +198,6 @@ int lb_lru_del(struct lb_lru *lru, void *const *objs, unsigned int n)
 		lru->lists[LB_LRU_ACTIVE].nr -= nr_active;
 		lru->lists[LB_LRU_ACTIVE].weight -= weight_active;
 	}
-	lbi_lru_unlock(lru, LB_LRU_PATH_DEL, nr);
+	lbi_lru_unlock(lru, &h, nr);
 	return (int)nr;
 }
