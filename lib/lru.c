@@ -97,12 +97,11 @@ bool lbi_lru_has_prefetchw(void)
 #endif
 
 /*
- * The counters of the CPU the caller runs on, chosen before the lock is
+ * The block of the CPU the caller runs on, chosen before the lock is
  * taken (the CPU id costs a load of the rseq area, sched_getcpu() without
  * one). A stale choice only charges another CPU's block, under the lock.
  */
-static struct lbi_lru_path *path_here(struct lb_lru *lru,
-				      enum lb_lru_path path)
+static struct lbi_lru_cpu *cpu_here(struct lb_lru *lru)
 {
 	int cpu = -1;
 
@@ -113,7 +112,7 @@ static struct lbi_lru_path *path_here(struct lb_lru *lru,
 		cpu = sched_getcpu();
 	if (cpu < 0)
 		cpu = 0;
-	return &lru->cpu[(unsigned int)cpu % lru->nr_cpus].path[path];
+	return &lru->cpu[(unsigned int)cpu % lru->nr_cpus];
 }
 
 /*
@@ -125,14 +124,15 @@ static struct lbi_lru_path *path_here(struct lb_lru *lru,
 void lbi_lru_lock(struct lb_lru *lru, enum lb_lru_path path,
 		  struct lbi_lru_hold *h)
 {
-	struct lbi_lru_path *ps = path_here(lru, path);
+	struct lbi_lru_cpu *c = cpu_here(lru);
+	struct lbi_lru_path *ps = &c->path[path];
 	uint64_t wait, yield;
 	bool contended;
 
 	/*
-	 * Every hold writes the lists' line, last written by the previous
-	 * holder, most likely on another CPU: ask for it now, so that it
-	 * travels while the lock word does instead of inside the hold.
+	 * Most holds write the lists' line (an add always), last written by
+	 * the previous holder, most likely on another CPU: ask for it now, so
+	 * that it travels while the lock word does instead of inside the hold.
 	 */
 	lbi_lru_prefetch_w(lru, &lru->lists);
 	lbi_lock_acquire_wait(&lru->lock, &contended, &wait, &yield);
@@ -148,6 +148,7 @@ void lbi_lru_lock(struct lb_lru *lru, enum lb_lru_path path,
 		}
 		ps->wait_ns_yield += yield;
 	}
+	h->c = c;
 	h->ps = ps;
 	h->start = (lru->flags & LB_LRU_HOLD_TIME) ? ticks() : 0;
 }
@@ -244,8 +245,8 @@ static unsigned int commit_splice(struct lb_lru *lru, void *const *objs,
 		head->next = first;
 		mark_listed(lru, objs, n, first, last, bad);
 	}
-	list->nr += nr;
-	list->weight += weight;
+	h.c->nr[LB_LRU_INACTIVE] += nr;
+	h.c->weight[LB_LRU_INACTIVE] += weight;
 	if (lbi_unlikely(bad))
 		lru->errors += bad;
 	lbi_lru_unlock(lru, &h, nr);
@@ -268,7 +269,7 @@ static unsigned int commit_each(struct lb_lru *lru, void *const *objs,
 			continue;
 		}
 		node->flags = 0;
-		lbi_lru_link(lru, node);
+		lbi_lru_link(lru, &h, node);
 		nr++;
 	}
 	lbi_lru_unlock(lru, &h, nr);
@@ -448,8 +449,8 @@ int lb_lru_stats(struct lb_lru *lru, struct lb_lru_stats *out)
 	/* Not through lbi_lru_lock(): a snapshot is no path's acquisition. */
 	lb_lock_acquire(&lru->lock);
 	for (i = 0; i < LB_LRU_NR_LISTS; i++) {
-		out->nr[i] = lru->lists[i].nr;
-		out->weight[i] = lru->lists[i].weight;
+		out->nr[i] = lbi_lru_size(lru, i, false);
+		out->weight[i] = lbi_lru_size(lru, i, true);
 	}
 	memset(out->path, 0, sizeof(out->path));
 	for (c = 0; c < lru->nr_cpus; c++)

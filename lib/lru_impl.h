@@ -42,16 +42,22 @@ struct lbi_lru_path {
 };
 
 /*
- * The per-path counters of the holds made on one CPU, on lines of their
- * own. Written under the LRU lock like the rest, but a hold writes the
- * block of the CPU it runs on, so the counters stay in that CPU's cache:
- * with one shared block the path's line moved to every holder's CPU
- * inside the hold, one transfer per hold on top of the lock's and the
- * list's. Which block a hold writes does not matter for correctness (the
- * lock serialises them all; a thread that migrates mid-hold writes the
- * block it chose); lb_lru_stats() sums them.
+ * What the holds made on one CPU count, on lines of their own: the
+ * changes they made to the lists' sizes and their per-path counters.
+ * Written under the LRU lock like the rest, but a hold writes the block
+ * of the CPU it runs on, so these lines stay in that CPU's cache. Kept in
+ * the shared structure, the path's line and the sizes (next to the list
+ * heads) moved to the holder's CPU on most holds, on top of the lock
+ * word: a del hold, which rarely touches a list head, wrote that line for
+ * the sizes alone. Which block a hold writes does not matter for
+ * correctness (the lock serialises them all; a thread that migrates
+ * mid-hold writes the block it chose). A size is the sum over the CPUs of
+ * their changes, modulo 2^64 (lbi_lru_nr()); lb_lru_stats() sums the
+ * counters.
  */
 struct lbi_lru_cpu {
+	uint64_t nr[LB_LRU_NR_LISTS];		/* objects linked - unlinked */
+	uint64_t weight[LB_LRU_NR_LISTS];	/* likewise, in base units */
 	struct lbi_lru_path path[LB_LRU_NR_PATHS];
 } __attribute__((aligned(LBI_LRU_LINE)));
 
@@ -61,25 +67,25 @@ struct lbi_lru_cpu {
  * %LB_LRU_HOLD_TIME).
  */
 struct lbi_lru_hold {
+	struct lbi_lru_cpu *c;
 	struct lbi_lru_path *ps;
 	uint64_t start;
 };
 
-/* One list with its sizes, which every link and unlink updates with it. */
+/* One list; its sizes are counted per CPU (&struct lbi_lru_cpu). */
 struct lbi_lru_list {
 	struct cds_list_head head;
-	uint64_t nr;
-	uint64_t weight;
 };
 
 /*
  * Read-only after creation first: it is read without the lock (a commit's
  * prepare phase reads @node_offset and @flags while another thread holds
- * the lock). Then what a holder writes, laid out so that an add or a del
- * hold touches two shared lines besides the objects: both lists' heads and
- * sizes; and the lock word with its acquisition count (the lock's other
- * counters are written only on contention). The path counters are per CPU
- * (&struct lbi_lru_cpu). Each further shared line written per hold is one
+ * the lock). Then what a holder writes, laid out so that an add hold
+ * touches two shared lines besides the objects, both lists' heads and the
+ * lock word with its acquisition count (the lock's other counters are
+ * written only on contention), and a del hold the lock's line alone. The
+ * sizes and the path counters are per CPU (&struct lbi_lru_cpu). Each
+ * further shared line written per hold is one
  * more transfer from the last holder's CPU inside the lock, which
  * lengthens every hold and with it the chance that the next acquisition
  * finds the lock taken.
@@ -172,15 +178,16 @@ static inline enum lb_lru_list lbi_lru_list_of(const struct lb_lru_node *n)
 	return (n->flags & LB_LRU_NODE_ACTIVE) ? LB_LRU_ACTIVE : LB_LRU_INACTIVE;
 }
 
-/* Link @n at the head of its list; the lock is held. */
-static inline void lbi_lru_link(struct lb_lru *lru, struct lb_lru_node *n)
+/* Link @n at the head of its list; the lock is held (@h). */
+static inline void lbi_lru_link(struct lb_lru *lru, struct lbi_lru_hold *h,
+				struct lb_lru_node *n)
 {
 	enum lb_lru_list l = lbi_lru_list_of(n);
 
 	cds_list_add(&n->link, &lru->lists[l].head);
 	n->flags |= LB_LRU_NODE_ON_LRU;
-	lru->lists[l].nr++;
-	lru->lists[l].weight += n->weight;
+	h->c->nr[l]++;
+	h->c->weight[l] += n->weight;
 }
 
 /*
@@ -196,13 +203,26 @@ static inline enum lb_lru_list lbi_lru_unlink_node(struct lb_lru_node *n)
 	return l;
 }
 
-/* Unlink @n (on the LRU) from its list; the lock is held. */
-static inline void lbi_lru_unlink(struct lb_lru *lru, struct lb_lru_node *n)
+/* Unlink @n (on the LRU) from its list; the lock is held (@h). */
+static inline void lbi_lru_unlink(struct lbi_lru_hold *h,
+				  struct lb_lru_node *n)
 {
 	enum lb_lru_list l = lbi_lru_unlink_node(n);
 
-	lru->lists[l].nr--;
-	lru->lists[l].weight -= n->weight;
+	h->c->nr[l]--;
+	h->c->weight[l] -= n->weight;
+}
+
+/* The size of list @l (@weight: its weight instead); the lock is held. */
+static inline uint64_t lbi_lru_size(const struct lb_lru *lru,
+				    enum lb_lru_list l, bool weight)
+{
+	uint64_t sum = 0;
+	unsigned int c;
+
+	for (c = 0; c < lru->nr_cpus; c++)
+		sum += weight ? lru->cpu[c].weight[l] : lru->cpu[c].nr[l];
+	return sum;
 }
 
 void lbi_lru_lock(struct lb_lru *lru, enum lb_lru_path path,
