@@ -17,6 +17,11 @@
 
 #include "lru-fault.h"
 
+/*
+ * One per thread, in one array: on lines of its own, or a worker's
+ * pool cursor and unmap batch (written per object) share a line with the
+ * next worker's fields, which that worker reads per object.
+ */
 struct lf_worker {
 	struct lf_run *run;
 	pthread_t tid;
@@ -31,7 +36,7 @@ struct lf_worker {
 	uint64_t add_errors;
 	uint64_t t_start, t_end;	/* ns, this thread's loops */
 	uint64_t cpu_ns;		/* CPU time this thread used */
-};
+} __attribute__((aligned(64)));
 
 struct lf_run {
 	const struct lf_conf *conf;
@@ -193,9 +198,11 @@ static int workers_alloc(struct lf_run *run, unsigned int nr_slots)
 	unsigned int nr_pool = run->nr_live + pool_slack(nr_slots, threads);
 	int err;
 
-	run->w = calloc(threads, sizeof(*run->w));
+	run->w = aligned_alloc(_Alignof(struct lf_worker),
+			       threads * sizeof(*run->w));
 	if (!run->w)
 		return -ENOMEM;
+	memset(run->w, 0, threads * sizeof(*run->w));
 	for (t = 0; t < threads; t++) {
 		struct lf_worker *w = &run->w[t];
 

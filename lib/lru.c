@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,17 +97,44 @@ bool lbi_lru_has_prefetchw(void)
 #endif
 
 /*
+ * The block of the CPU the caller runs on, chosen before the lock is
+ * taken (the CPU id costs a load of the rseq area, sched_getcpu() without
+ * one). A stale choice only charges another CPU's block, under the lock.
+ */
+static struct lbi_lru_cpu *cpu_here(struct lb_lru *lru)
+{
+	int cpu = -1;
+
+#if LB_HAVE_RSEQ
+	cpu = lbi_rseq_cpu();
+#endif
+	if (cpu < 0)
+		cpu = sched_getcpu();
+	if (cpu < 0)
+		cpu = 0;
+	return &lru->cpu[(unsigned int)cpu % lru->nr_cpus];
+}
+
+/*
  * Take the LRU lock and charge the acquisition to @path. The lock says
  * whether this acquisition waited and for how long, so the charge needs no
- * look at the lock's totals: a hold writes the lock's lines, the list's,
- * and its path's line, nothing else.
+ * look at the lock's totals: a hold writes the lock's line, the list's,
+ * and its CPU's counters, which no other CPU writes.
  */
-void lbi_lru_lock(struct lb_lru *lru, enum lb_lru_path path)
+void lbi_lru_lock(struct lb_lru *lru, enum lb_lru_path path,
+		  struct lbi_lru_hold *h)
 {
-	struct lbi_lru_path *ps = &lru->path[path];
+	struct lbi_lru_cpu *c = cpu_here(lru);
+	struct lbi_lru_path *ps = &c->path[path];
 	uint64_t wait, yield;
 	bool contended;
 
+	/*
+	 * Most holds write the lists' line (an add always), last written by
+	 * the previous holder, most likely on another CPU: ask for it now, so
+	 * that it travels while the lock word does instead of inside the hold.
+	 */
+	lbi_lru_prefetch_w(lru, &lru->lists);
 	lbi_lock_acquire_wait(&lru->lock, &contended, &wait, &yield);
 	ps->acquisitions++;
 	if (contended) {
@@ -120,24 +148,22 @@ void lbi_lru_lock(struct lb_lru *lru, enum lb_lru_path path)
 		}
 		ps->wait_ns_yield += yield;
 	}
-	if (lru->flags & LB_LRU_HOLD_TIME)
-		ps->hold_start = ticks();
+	h->c = c;
+	h->ps = ps;
+	h->start = (lru->flags & LB_LRU_HOLD_TIME) ? ticks() : 0;
 }
 
 /*
  * The hold is timed from the end of lbi_lru_lock()'s bookkeeping to the
  * start of this one's: the path's own work under the lock, not the cost of
- * counting it. That bookkeeping brings the path's line from the last
- * holder's CPU before the clock starts, so that transfer is not in the
- * hold figure (lru-fault --causes finds it in the rest of the cost of
- * sharing).
+ * counting it.
  */
-void lbi_lru_unlock(struct lb_lru *lru, enum lb_lru_path path, uint64_t objs)
+void lbi_lru_unlock(struct lb_lru *lru, struct lbi_lru_hold *h, uint64_t objs)
 {
-	struct lbi_lru_path *ps = &lru->path[path];
+	struct lbi_lru_path *ps = h->ps;
 
 	if (lru->flags & LB_LRU_HOLD_TIME) {
-		uint64_t hold = ticks_to_ns(ticks() - ps->hold_start);
+		uint64_t hold = ticks_to_ns(ticks() - h->start);
 
 		ps->hold_ns_total += hold;
 		if (hold > ps->hold_ns_max)
@@ -192,6 +218,7 @@ static unsigned int commit_splice(struct lb_lru *lru, void *const *objs,
 	struct lbi_lru_list *list = &lru->lists[LB_LRU_INACTIVE];
 	struct cds_list_head chain, *head = &list->head;
 	struct cds_list_head *first, *last;
+	struct lbi_lru_hold h;
 	uint64_t weight = 0;
 	unsigned int i, nr = 0, bad = 0;
 
@@ -211,18 +238,18 @@ static unsigned int commit_splice(struct lb_lru *lru, void *const *objs,
 	last = chain.prev;
 	if (nr)
 		first->prev = head;
-	lbi_lru_lock(lru, LB_LRU_PATH_ADD);
+	lbi_lru_lock(lru, LB_LRU_PATH_ADD, &h);
 	if (nr) {
 		last->next = head->next;
 		head->next->prev = last;
 		head->next = first;
 		mark_listed(lru, objs, n, first, last, bad);
 	}
-	list->nr += nr;
-	list->weight += weight;
+	h.c->nr[LB_LRU_INACTIVE] += nr;
+	h.c->weight[LB_LRU_INACTIVE] += weight;
 	if (lbi_unlikely(bad))
 		lru->errors += bad;
-	lbi_lru_unlock(lru, LB_LRU_PATH_ADD, nr);
+	lbi_lru_unlock(lru, &h, nr);
 	return nr;
 }
 
@@ -230,9 +257,10 @@ static unsigned int commit_splice(struct lb_lru *lru, void *const *objs,
 static unsigned int commit_each(struct lb_lru *lru, void *const *objs,
 				unsigned int n)
 {
+	struct lbi_lru_hold h;
 	unsigned int i, nr = 0;
 
-	lbi_lru_lock(lru, LB_LRU_PATH_ADD);
+	lbi_lru_lock(lru, LB_LRU_PATH_ADD, &h);
 	for (i = 0; i < n; i++) {
 		struct lb_lru_node *node = lbi_lru_node(lru, objs[i]);
 
@@ -241,10 +269,10 @@ static unsigned int commit_each(struct lb_lru *lru, void *const *objs,
 			continue;
 		}
 		node->flags = 0;
-		lbi_lru_link(lru, node);
+		lbi_lru_link(lru, &h, node);
 		nr++;
 	}
-	lbi_lru_unlock(lru, LB_LRU_PATH_ADD, nr);
+	lbi_lru_unlock(lru, &h, nr);
 	return nr;
 }
 
@@ -294,9 +322,18 @@ int lb_lru_create(struct lb_lru **plru, const struct lb_lru_conf *conf)
 	if (!lru)
 		return -ENOMEM;
 	memset(lru, 0, sizeof(*lru));
+	lru->nr_cpus = lb_cpu_count();
+	lru->cpu = aligned_alloc(LBI_LRU_LINE,
+				 lru->nr_cpus * sizeof(*lru->cpu));
+	if (!lru->cpu) {
+		free(lru);
+		return -ENOMEM;
+	}
+	memset(lru->cpu, 0, lru->nr_cpus * sizeof(*lru->cpu));
 	rc = lb_lock_init(&lru->lock, conf->lock_kind,
 			  conf->name ? conf->name : "lru");
 	if (rc) {
+		free(lru->cpu);
 		free(lru);
 		return rc;
 	}
@@ -304,11 +341,12 @@ int lb_lru_create(struct lb_lru **plru, const struct lb_lru_conf *conf)
 		CDS_INIT_LIST_HEAD(&lru->lists[i].head);
 	lru->node_offset = conf->node_offset;
 	lru->flags = conf->flags;
+	lru->has_prefetchw = lbi_lru_has_prefetchw();
 	if (conf->flags & LB_LRU_NO_PREFETCH)
 		lru->prefetch = LBI_LRU_PREFETCH_NONE;
 	else if (conf->flags & LB_LRU_PREFETCH_READ)
 		lru->prefetch = LBI_LRU_PREFETCH_READ;
-	else if (lbi_lru_has_prefetchw())
+	else if (lru->has_prefetchw)
 		lru->prefetch = LBI_LRU_PREFETCH_W;
 	else
 		lru->prefetch = LBI_LRU_PREFETCH_BUILTIN;
@@ -337,6 +375,7 @@ int lb_lru_destroy(struct lb_lru *lru)
 		return -EBUSY;
 	if (lb_lock_destroy(&lru->lock))
 		return -EBUSY;
+	free(lru->cpu);
 	free(lru);
 	return 0;
 }
@@ -385,24 +424,28 @@ int lb_lru_node_set_active(struct lb_lru_node *n, bool active)
 	return 0;
 }
 
-static void path_out(const struct lbi_lru_path *p, struct lb_lru_path_stats *o)
+#define LBI_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* Add one CPU's counters of a path to @o: sums, and maxima for the max. */
+static void path_add(const struct lbi_lru_path *p, struct lb_lru_path_stats *o)
 {
-	o->acquisitions = p->acquisitions;
-	o->contentions = p->contentions;
-	o->wait_ns_total = p->wait_ns_total;
-	o->wait_ns_max = p->wait_ns_max;
-	o->waits_long = p->waits_long;
-	o->wait_ns_long = p->wait_ns_long;
-	o->hold_ns_total = p->hold_ns_total;
-	o->hold_ns_max = p->hold_ns_max;
-	o->holds_long = p->holds_long;
-	o->hold_ns_long = p->hold_ns_long;
-	o->objs = p->objs;
-	o->wait_ns_yield = p->wait_ns_yield;
+	o->acquisitions += p->acquisitions;
+	o->contentions += p->contentions;
+	o->wait_ns_total += p->wait_ns_total;
+	o->wait_ns_max = LBI_MAX(o->wait_ns_max, p->wait_ns_max);
+	o->waits_long += p->waits_long;
+	o->wait_ns_long += p->wait_ns_long;
+	o->hold_ns_total += p->hold_ns_total;
+	o->hold_ns_max = LBI_MAX(o->hold_ns_max, p->hold_ns_max);
+	o->holds_long += p->holds_long;
+	o->hold_ns_long += p->hold_ns_long;
+	o->objs += p->objs;
+	o->wait_ns_yield += p->wait_ns_yield;
 }
 
 int lb_lru_stats(struct lb_lru *lru, struct lb_lru_stats *out)
 {
+	unsigned int c;
 	int i;
 
 	if (!lru || !out)
@@ -410,11 +453,13 @@ int lb_lru_stats(struct lb_lru *lru, struct lb_lru_stats *out)
 	/* Not through lbi_lru_lock(): a snapshot is no path's acquisition. */
 	lb_lock_acquire(&lru->lock);
 	for (i = 0; i < LB_LRU_NR_LISTS; i++) {
-		out->nr[i] = lru->lists[i].nr;
-		out->weight[i] = lru->lists[i].weight;
+		out->nr[i] = lbi_lru_size(lru, i, false);
+		out->weight[i] = lbi_lru_size(lru, i, true);
 	}
-	for (i = 0; i < LB_LRU_NR_PATHS; i++)
-		path_out(&lru->path[i], &out->path[i]);
+	memset(out->path, 0, sizeof(out->path));
+	for (c = 0; c < lru->nr_cpus; c++)
+		for (i = 0; i < LB_LRU_NR_PATHS; i++)
+			path_add(&lru->cpu[c].path[i], &out->path[i]);
 	out->scanned = lru->scanned;
 	out->rotated = lru->rotated;
 	out->activated = lru->activated;

@@ -6,6 +6,7 @@
 #ifndef LOCKBATCH_LRU_IMPL_H
 #define LOCKBATCH_LRU_IMPL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <lockbatch/lru.h>
@@ -22,13 +23,10 @@ enum lbi_lru_prefetch {
 };
 
 /*
- * Lock use by one path. The first line is what every hold of the path
- * writes (the hold's clock stamp too: the holder owns this line anyway),
- * then what a contended acquisition adds; the counters of long waits and
- * holds follow on the next line.
+ * Lock use by one path, as counted on one CPU: what every hold writes
+ * first, then what a contended acquisition adds.
  */
 struct lbi_lru_path {
-	uint64_t hold_start;		/* ticks; valid while this path holds */
 	uint64_t acquisitions;
 	uint64_t objs;
 	uint64_t hold_ns_total;
@@ -41,25 +39,56 @@ struct lbi_lru_path {
 	uint64_t holds_long;
 	uint64_t hold_ns_long;
 	uint64_t wait_ns_yield;
+};
+
+/*
+ * What the holds made on one CPU count, on lines of their own: the
+ * changes they made to the lists' sizes and their per-path counters.
+ * Written under the LRU lock like the rest, but a hold writes the block
+ * of the CPU it runs on, so these lines stay in that CPU's cache. Kept in
+ * the shared structure, the path's line and the sizes (next to the list
+ * heads) moved to the holder's CPU on most holds, on top of the lock
+ * word: a del hold, which rarely touches a list head, wrote that line for
+ * the sizes alone. Which block a hold writes does not matter for
+ * correctness (the lock serialises them all; a thread that migrates
+ * mid-hold writes the block it chose). A size is the sum over the CPUs of
+ * their changes, modulo 2^64 (lbi_lru_nr()); lb_lru_stats() sums the
+ * counters.
+ */
+struct lbi_lru_cpu {
+	uint64_t nr[LB_LRU_NR_LISTS];		/* objects linked - unlinked */
+	uint64_t weight[LB_LRU_NR_LISTS];	/* likewise, in base units */
+	struct lbi_lru_path path[LB_LRU_NR_PATHS];
 } __attribute__((aligned(LBI_LRU_LINE)));
 
-/* One list with its sizes, which every link and unlink updates with it. */
+/*
+ * One hold in progress, kept by the holder (on its stack, not in the
+ * shared structure): where it counts, and when it started (ticks, with
+ * %LB_LRU_HOLD_TIME).
+ */
+struct lbi_lru_hold {
+	struct lbi_lru_cpu *c;
+	struct lbi_lru_path *ps;
+	uint64_t start;
+};
+
+/* One list; its sizes are counted per CPU (&struct lbi_lru_cpu). */
 struct lbi_lru_list {
 	struct cds_list_head head;
-	uint64_t nr;
-	uint64_t weight;
 };
 
 /*
  * Read-only after creation first: it is read without the lock (a commit's
  * prepare phase reads @node_offset and @flags while another thread holds
- * the lock). Then what a holder writes, laid out so that an add or a del
- * hold touches three lines besides the objects: both lists' heads and
- * sizes; the lock word with its acquisition count (the lock's other
- * counters are written only on contention); and its path's line. Each
- * further line written per hold is one more transfer from the last
- * holder's CPU inside the lock, which lengthens every hold and with it the
- * chance that the next acquisition finds the lock taken.
+ * the lock). Then what a holder writes, laid out so that an add hold
+ * touches two shared lines besides the objects, both lists' heads and the
+ * lock word with its acquisition count (the lock's other counters are
+ * written only on contention), and a del hold the lock's line alone. The
+ * sizes and the path counters are per CPU (&struct lbi_lru_cpu). Each
+ * further shared line written per hold is one
+ * more transfer from the last holder's CPU inside the lock, which
+ * lengthens every hold and with it the chance that the next acquisition
+ * finds the lock taken.
  */
 struct lb_lru {
 	size_t node_offset;
@@ -68,6 +97,9 @@ struct lb_lru {
 	struct lb_lru_ops ops;
 	void *arg;
 	struct lb_backend_ops bops;	/* what lb_lru_cpubatch_conf() hands out */
+	bool has_prefetchw;		/* lbi_lru_has_prefetchw() */
+	unsigned int nr_cpus;		/* entries of @cpu */
+	struct lbi_lru_cpu *cpu;	/* path counters, by CPU */
 
 	/* Under lock. */
 	struct lbi_lru_list lists[LB_LRU_NR_LISTS]
@@ -76,7 +108,6 @@ struct lb_lru {
 	uint64_t errors;				/* under lock */
 	/* Under lock, written by the reclaim paths only. */
 	uint64_t scanned, rotated, activated, released, snapshots;
-	struct lbi_lru_path path[LB_LRU_NR_PATHS];	/* under lock */
 };
 
 _Static_assert(sizeof(((struct lb_lru *)0)->lists) <= LBI_LRU_LINE &&
@@ -125,20 +156,38 @@ static inline void lbi_lru_prefetch(const struct lb_lru *lru, const void *p)
 	__builtin_prefetch(p, 1);
 }
 
+/*
+ * Fetch the line at @p for writing whatever the scan's prefetch setting:
+ * for the lines every lock holder writes (PREFETCHW where the CPU has it).
+ */
+static inline void lbi_lru_prefetch_w(const struct lb_lru *lru, const void *p)
+{
+#if defined(__x86_64__)
+	if (lru->has_prefetchw) {
+		__asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
+		return;
+	}
+#else
+	(void)lru;
+#endif
+	__builtin_prefetch(p, 1);
+}
+
 static inline enum lb_lru_list lbi_lru_list_of(const struct lb_lru_node *n)
 {
 	return (n->flags & LB_LRU_NODE_ACTIVE) ? LB_LRU_ACTIVE : LB_LRU_INACTIVE;
 }
 
-/* Link @n at the head of its list; the lock is held. */
-static inline void lbi_lru_link(struct lb_lru *lru, struct lb_lru_node *n)
+/* Link @n at the head of its list; the lock is held (@h). */
+static inline void lbi_lru_link(struct lb_lru *lru, struct lbi_lru_hold *h,
+				struct lb_lru_node *n)
 {
 	enum lb_lru_list l = lbi_lru_list_of(n);
 
 	cds_list_add(&n->link, &lru->lists[l].head);
 	n->flags |= LB_LRU_NODE_ON_LRU;
-	lru->lists[l].nr++;
-	lru->lists[l].weight += n->weight;
+	h->c->nr[l]++;
+	h->c->weight[l] += n->weight;
 }
 
 /*
@@ -154,18 +203,31 @@ static inline enum lb_lru_list lbi_lru_unlink_node(struct lb_lru_node *n)
 	return l;
 }
 
-/* Unlink @n (on the LRU) from its list; the lock is held. */
-static inline void lbi_lru_unlink(struct lb_lru *lru, struct lb_lru_node *n)
+/* Unlink @n (on the LRU) from its list; the lock is held (@h). */
+static inline void lbi_lru_unlink(struct lbi_lru_hold *h,
+				  struct lb_lru_node *n)
 {
 	enum lb_lru_list l = lbi_lru_unlink_node(n);
 
-	lru->lists[l].nr--;
-	lru->lists[l].weight -= n->weight;
+	h->c->nr[l]--;
+	h->c->weight[l] -= n->weight;
 }
 
-void lbi_lru_lock(struct lb_lru *lru, enum lb_lru_path path);
+/* The size of list @l (@weight: its weight instead); the lock is held. */
+static inline uint64_t lbi_lru_size(const struct lb_lru *lru,
+				    enum lb_lru_list l, bool weight)
+{
+	uint64_t sum = 0;
+	unsigned int c;
+
+	for (c = 0; c < lru->nr_cpus; c++)
+		sum += weight ? lru->cpu[c].weight[l] : lru->cpu[c].nr[l];
+	return sum;
+}
+
+void lbi_lru_lock(struct lb_lru *lru, enum lb_lru_path path,
+		  struct lbi_lru_hold *h);
 bool lbi_lru_has_prefetchw(void);
-void lbi_lru_unlock(struct lb_lru *lru, enum lb_lru_path path,
-		    uint64_t objs);
+void lbi_lru_unlock(struct lb_lru *lru, struct lbi_lru_hold *h, uint64_t objs);
 
 #endif /* LOCKBATCH_LRU_IMPL_H */

@@ -43,13 +43,13 @@ static inline void prefetch_next(const struct lb_lru *lru,
 }
 
 /* Apply one verdict to @n; returns false to stop the scan. */
-static bool apply(struct lb_lru *lru, struct lb_lru_node *n,
-		  enum lb_lru_verdict v, struct cds_list_head *dst,
-		  unsigned int *taken)
+static bool apply(struct lb_lru *lru, struct lbi_lru_hold *h,
+		  struct lb_lru_node *n, enum lb_lru_verdict v,
+		  struct cds_list_head *dst, unsigned int *taken)
 {
 	switch (v) {
 	case LB_LRU_ISOLATE:
-		lbi_lru_unlink(lru, n);
+		lbi_lru_unlink(h, n);
 		cds_list_add_tail(&n->link, dst);
 		(*taken)++;
 		return true;
@@ -58,9 +58,9 @@ static bool apply(struct lb_lru *lru, struct lb_lru_node *n,
 		lru->rotated++;
 		return true;
 	case LB_LRU_ACTIVATE:
-		lbi_lru_unlink(lru, n);
+		lbi_lru_unlink(h, n);
 		n->flags |= LB_LRU_NODE_ACTIVE;
-		lbi_lru_link(lru, n);
+		lbi_lru_link(lru, h, n);
 		lru->activated++;
 		return true;
 	case LB_LRU_SKIP:
@@ -75,6 +75,7 @@ int lb_lru_isolate(struct lb_lru *lru, enum lb_lru_list list,
 		   lb_lru_scan_fn scan, void *arg)
 {
 	struct cds_list_head *head, *pos, *next;
+	struct lbi_lru_hold h;
 	unsigned int taken = 0;
 	uint64_t budget, seen = 0;
 
@@ -83,8 +84,8 @@ int lb_lru_isolate(struct lb_lru *lru, enum lb_lru_list list,
 	if (!nr)
 		return 0;
 	head = &lru->lists[list].head;
-	lbi_lru_lock(lru, LB_LRU_PATH_ISOLATE);
-	budget = lru->lists[list].nr;
+	lbi_lru_lock(lru, LB_LRU_PATH_ISOLATE, &h);
+	budget = lbi_lru_size(lru, list, false);
 	for (pos = head->prev; pos != head && taken < nr && seen < budget;
 	     pos = next) {
 		struct lb_lru_node *n = cds_list_entry(pos, struct lb_lru_node,
@@ -95,11 +96,11 @@ int lb_lru_isolate(struct lb_lru *lru, enum lb_lru_list list,
 		prefetch_next(lru, next, head);
 		seen++;
 		v = scan ? scan(lbi_lru_obj(lru, n), arg) : LB_LRU_ISOLATE;
-		if (!apply(lru, n, v, dst, &taken))
+		if (!apply(lru, &h, n, v, dst, &taken))
 			break;
 	}
 	lru->scanned += seen;
-	lbi_lru_unlock(lru, LB_LRU_PATH_ISOLATE, taken);
+	lbi_lru_unlock(lru, &h, taken);
 	return (int)taken;
 }
 
@@ -122,6 +123,7 @@ int lb_lru_putback(struct lb_lru *lru, struct cds_list_head *src,
 		   unsigned int flags)
 {
 	struct cds_list_head dead, *pos, *next;
+	struct lbi_lru_hold h;
 	unsigned int moved = 0, released = 0;
 
 	if (!lru || !src || (flags & ~LB_LRU_PUTBACK_LOCKED))
@@ -129,7 +131,7 @@ int lb_lru_putback(struct lb_lru *lru, struct cds_list_head *src,
 	if (cds_list_empty(src))
 		return 0;
 	CDS_INIT_LIST_HEAD(&dead);
-	lbi_lru_lock(lru, LB_LRU_PATH_PUTBACK);
+	lbi_lru_lock(lru, LB_LRU_PATH_PUTBACK, &h);
 	cds_list_for_each_safe(pos, next, src) {
 		struct lb_lru_node *n = cds_list_entry(pos, struct lb_lru_node,
 						       link);
@@ -142,14 +144,14 @@ int lb_lru_putback(struct lb_lru *lru, struct cds_list_head *src,
 			released++;
 			continue;
 		}
-		lbi_lru_link(lru, n);
+		lbi_lru_link(lru, &h, n);
 		moved++;
 	}
 	CDS_INIT_LIST_HEAD(src);
 	lru->released += released;
 	if (flags & LB_LRU_PUTBACK_LOCKED)
 		run_secondary(lru, &dead);
-	lbi_lru_unlock(lru, LB_LRU_PATH_PUTBACK, moved + released);
+	lbi_lru_unlock(lru, &h, moved + released);
 	/* "mm: unqueue deferred split folios outside the lruvec lock". */
 	if (!(flags & LB_LRU_PUTBACK_LOCKED))
 		run_secondary(lru, &dead);
@@ -159,6 +161,7 @@ int lb_lru_putback(struct lb_lru *lru, struct cds_list_head *src,
 int lb_lru_del(struct lb_lru *lru, void *const *objs, unsigned int n)
 {
 	uint64_t nr = 0, weight = 0, nr_active = 0, weight_active = 0;
+	struct lbi_lru_hold h;
 	unsigned int i;
 
 	if (!lru || (!objs && n))
@@ -173,7 +176,7 @@ int lb_lru_del(struct lb_lru *lru, void *const *objs, unsigned int n)
 	 */
 	for (i = 0; i < n; i++)
 		lbi_lru_prefetch(lru, lbi_lru_node(lru, objs[i]));
-	lbi_lru_lock(lru, LB_LRU_PATH_DEL);
+	lbi_lru_lock(lru, LB_LRU_PATH_DEL, &h);
 	for (i = 0; i < n; i++) {
 		struct lb_lru_node *node = lbi_lru_node(lru, objs[i]);
 
@@ -181,7 +184,7 @@ int lb_lru_del(struct lb_lru *lru, void *const *objs, unsigned int n)
 			lru->errors++;
 			continue;
 		}
-		/* Sizes in registers: the lists' line is written once. */
+		/* Sizes in registers: this CPU's block is written once. */
 		if (lbi_lru_unlink_node(node) == LB_LRU_ACTIVE) {
 			nr_active++;
 			weight_active += node->weight;
@@ -189,12 +192,10 @@ int lb_lru_del(struct lb_lru *lru, void *const *objs, unsigned int n)
 		nr++;
 		weight += node->weight;
 	}
-	lru->lists[LB_LRU_INACTIVE].nr -= nr - nr_active;
-	lru->lists[LB_LRU_INACTIVE].weight -= weight - weight_active;
-	if (nr_active) {
-		lru->lists[LB_LRU_ACTIVE].nr -= nr_active;
-		lru->lists[LB_LRU_ACTIVE].weight -= weight_active;
-	}
-	lbi_lru_unlock(lru, LB_LRU_PATH_DEL, nr);
+	h.c->nr[LB_LRU_INACTIVE] -= nr - nr_active;
+	h.c->weight[LB_LRU_INACTIVE] -= weight - weight_active;
+	h.c->nr[LB_LRU_ACTIVE] -= nr_active;
+	h.c->weight[LB_LRU_ACTIVE] -= weight_active;
+	lbi_lru_unlock(lru, &h, nr);
 	return (int)nr;
 }
