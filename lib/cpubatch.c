@@ -520,11 +520,6 @@ static bool slot_busy(void *slot)
 	return ck_pr_load_32(&((struct lbi_slot *)slot)->inflight) != 0;
 }
 
-void *lbi_cpubatch_backend(const struct lb_cpubatch *pc)
-{
-	return pc->backend;
-}
-
 int lb_cpubatch_destroy(struct lb_cpubatch *pc)
 {
 	unsigned int i;

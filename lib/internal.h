@@ -297,8 +297,4 @@ static inline int lbi_rseq_cpu(void)
 }
 #endif
 
-struct lb_cpubatch;
-/* The back-end an lb_cpubatch was created for (conf.backend). */
-void *lbi_cpubatch_backend(const struct lb_cpubatch *pc);
-
 #endif /* LOCKBATCH_INTERNAL_H */

@@ -7,11 +7,11 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+#include "cpubatch_impl.h"
 #include "lru_impl.h"
 
 #if defined(__x86_64__)
@@ -98,21 +98,13 @@ bool lbi_lru_has_prefetchw(void)
 
 /*
  * The block of the CPU the caller runs on, chosen before the lock is
- * taken (the CPU id costs a load of the rseq area, sched_getcpu() without
- * one). A stale choice only charges another CPU's block, under the lock.
+ * taken. A stale choice only charges another CPU's block, under the lock.
  */
 static struct lbi_lru_cpu *cpu_here(struct lb_lru *lru)
 {
-	int cpu = -1;
+	int cpu = lb_cpu_current();
 
-#if LB_HAVE_RSEQ
-	cpu = lbi_rseq_cpu();
-#endif
-	if (cpu < 0)
-		cpu = sched_getcpu();
-	if (cpu < 0)
-		cpu = 0;
-	return &lru->cpu[(unsigned int)cpu % lru->nr_cpus];
+	return &lru->cpu[cpu < 0 ? 0 : (unsigned int)cpu % lru->nr_cpus];
 }
 
 /*
@@ -346,10 +338,8 @@ int lb_lru_create(struct lb_lru **plru, const struct lb_lru_conf *conf)
 		lru->prefetch = LBI_LRU_PREFETCH_NONE;
 	else if (conf->flags & LB_LRU_PREFETCH_READ)
 		lru->prefetch = LBI_LRU_PREFETCH_READ;
-	else if (lru->has_prefetchw)
-		lru->prefetch = LBI_LRU_PREFETCH_W;
 	else
-		lru->prefetch = LBI_LRU_PREFETCH_BUILTIN;
+		lru->prefetch = LBI_LRU_PREFETCH_WRITE;
 	if (conf->ops)
 		lru->ops = *conf->ops;
 	lru->arg = conf->arg;
@@ -407,7 +397,7 @@ int lb_lru_add(struct lb_cpubatch *pc, struct lb_lru *lru, void *obj)
 	 * A batch set made for another LRU would commit the object there,
 	 * through that LRU's node offset.
 	 */
-	if (!pc || !lru || !obj || lbi_cpubatch_backend(pc) != lru)
+	if (!pc || !lru || !obj || pc->backend != lru)
 		return -EINVAL;
 	n = lbi_lru_node(lru, obj);
 	return lb_cpubatch_add(pc, obj, &n->batch, n->weight);

@@ -16,9 +16,8 @@
 
 /* How the scan prefetches the next node (chosen at creation). */
 enum lbi_lru_prefetch {
+	LBI_LRU_PREFETCH_WRITE,	/* the default: lbi_lru_prefetch_w() */
 	LBI_LRU_PREFETCH_NONE,	/* %LB_LRU_NO_PREFETCH */
-	LBI_LRU_PREFETCH_BUILTIN,	/* __builtin_prefetch(p, 1) */
-	LBI_LRU_PREFETCH_W,	/* x86 PREFETCHW, the CPU has it */
 	LBI_LRU_PREFETCH_READ,	/* %LB_LRU_PREFETCH_READ */
 };
 
@@ -52,7 +51,7 @@ struct lbi_lru_path {
  * the sizes alone. Which block a hold writes does not matter for
  * correctness (the lock serialises them all; a thread that migrates
  * mid-hold writes the block it chose). A size is the sum over the CPUs of
- * their changes, modulo 2^64 (lbi_lru_nr()); lb_lru_stats() sums the
+ * their changes, modulo 2^64 (lbi_lru_size()); lb_lru_stats() sums the
  * counters.
  */
 struct lbi_lru_cpu {
@@ -130,35 +129,13 @@ static inline void *lbi_lru_obj(const struct lb_lru *lru,
 }
 
 /*
- * Fetch the line at @p for writing, as the LRU was created to (nothing
- * with %LB_LRU_NO_PREFETCH, for reading with %LB_LRU_PREFETCH_READ). For writing means PREFETCHW: the line arrives
+ * Fetch the line at @p for writing: PREFETCHW, so the line arrives
  * exclusive, so the stores need no second request for ownership when it
  * was last held by another CPU (nodes are committed by every CPU).
  * __builtin_prefetch(p, 1) emits it only when the compiler targets
  * PRFCHW, which x86-64's baseline does not (it becomes a read prefetch),
  * so the instruction is issued directly where lb_lru_create() found it
  * (lbi_lru_has_prefetchw()).
- */
-static inline void lbi_lru_prefetch(const struct lb_lru *lru, const void *p)
-{
-	if (lru->prefetch == LBI_LRU_PREFETCH_NONE)
-		return;
-	if (lru->prefetch == LBI_LRU_PREFETCH_READ) {
-		__builtin_prefetch(p, 0);
-		return;
-	}
-#if defined(__x86_64__)
-	if (lru->prefetch == LBI_LRU_PREFETCH_W) {
-		__asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
-		return;
-	}
-#endif
-	__builtin_prefetch(p, 1);
-}
-
-/*
- * Fetch the line at @p for writing whatever the scan's prefetch setting:
- * for the lines every lock holder writes (PREFETCHW where the CPU has it).
  */
 static inline void lbi_lru_prefetch_w(const struct lb_lru *lru, const void *p)
 {
@@ -171,6 +148,19 @@ static inline void lbi_lru_prefetch_w(const struct lb_lru *lru, const void *p)
 	(void)lru;
 #endif
 	__builtin_prefetch(p, 1);
+}
+
+/*
+ * The scan's prefetch of the next node, as lb_lru_create() chose it: for
+ * writing (the default), for reading with %LB_LRU_PREFETCH_READ, none
+ * with %LB_LRU_NO_PREFETCH.
+ */
+static inline void lbi_lru_prefetch(const struct lb_lru *lru, const void *p)
+{
+	if (lru->prefetch == LBI_LRU_PREFETCH_WRITE)
+		lbi_lru_prefetch_w(lru, p);
+	else if (lru->prefetch == LBI_LRU_PREFETCH_READ)
+		__builtin_prefetch(p, 0);
 }
 
 static inline enum lb_lru_list lbi_lru_list_of(const struct lb_lru_node *n)

@@ -529,7 +529,7 @@ Test(lru, add_through_cpubatch_one_hold_per_batch)
 	other = mk(0);
 	cr_assert(eq(int, lb_lru_add(pc, other, &objs[40]), -EINVAL),
 		  "a batch set made for another LRU");
-	cr_assert(eq(int, lb_lru_destroy(other), 0), "it reached that LRU");
+	cr_assert(eq(int, lb_lru_destroy(other), 0), "nothing reached the other LRU");
 	lb_lru_stats(lru, &st);
 	cr_assert(eq(u64, st.path[LB_LRU_PATH_ADD].acquisitions, 1));
 	cr_assert(eq(u64, st.nr[LB_LRU_INACTIVE], 31));
