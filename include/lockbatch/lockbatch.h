@@ -61,5 +61,6 @@
 #include <lockbatch/freelist.h>
 #include <lockbatch/lru.h>
 #include <lockbatch/refbits.h>
+#include <lockbatch/nodetab.h>
 
 #endif /* LOCKBATCH_LOCKBATCH_H */
