@@ -308,6 +308,9 @@ int lb_nodetab_settle(struct lb_nodetab *t, struct lb_cpubatch *pc, void *obj,
 	if (!e)
 		return settle_absent(pc, obj, expected);
 	rc = lb_cpubatch_settle(pc, obj, &e->node, expected);
+	/* An entry whose add has not reached the batch yet: as no entry. */
+	if (rc == -ENOENT)
+		rc = settle_absent(pc, obj, expected);
 	unhold_locked(b, e);
 	return rc;
 }

@@ -183,10 +183,11 @@ int lb_nodetab_drain_obj(struct lb_nodetab *t, struct lb_cpubatch *pc,
  * @obj: The object.
  * @expected: As lb_cpubatch_settle().
  *
- * With an entry, lb_cpubatch_settle() on its node. Without one the object
- * is in no batch and no flush holds it, as for an embedded node that was
- * committed: the count alone decides (%LB_SETTLED, %LB_BUSY or %-ERANGE),
- * where an embedded node never added would give %-ENOENT.
+ * With an entry, lb_cpubatch_settle() on its node. Without one (or with
+ * one whose add has not reached a batch yet) the object is in no batch and
+ * no flush holds it, as for an embedded node that was committed: the count
+ * alone decides (%LB_SETTLED, %LB_BUSY or %-ERANGE), where an embedded node
+ * never added would give %-ENOENT.
  *
  * Context: as lb_cpubatch_settle().
  * Return: as lb_cpubatch_settle(); %-EINVAL also when @t is NULL; never

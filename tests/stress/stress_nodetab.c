@@ -34,6 +34,7 @@ static pthread_barrier_t start;
 static struct test_obj *objs;
 static struct lb_cpubatch *inst[2];
 static unsigned long errors, drained, exdev, settled;
+static int first_error;		/* the first unexpected return value */
 static __thread unsigned int calls;
 
 static int cpu_hopping(void *arg)
@@ -44,6 +45,15 @@ static int cpu_hopping(void *arg)
 static void count(unsigned long *c)
 {
 	__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
+}
+
+static void fail(int rc)
+{
+	int none = 0;
+
+	__atomic_compare_exchange_n(&first_error, &none, rc, false,
+				    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	count(&errors);
 }
 
 /* A drain or settle of someone else's object: any outcome but an error. */
@@ -67,7 +77,7 @@ static void poke(struct lb_rng *rng)
 	if (rc == -EXDEV)
 		count(&exdev);
 	else if (rc < 0 && rc != -EAGAIN)
-		count(&errors);
+		fail(rc);
 }
 
 static void *worker_fn(void *arg)
@@ -87,7 +97,7 @@ static void *worker_fn(void *arg)
 					     o->weight, true);
 
 			if (rc < 0 && rc != -EEXIST)
-				count(&errors);
+				fail(rc);
 			if (lb_rng_below(&rng, 8) == 0)
 				poke(&rng);
 		}
@@ -124,8 +134,9 @@ int main(void)
 	for (i = 0; i < NR_THREADS; i++)
 		pthread_join(t[i], NULL);
 	pthread_barrier_destroy(&start);
-	lb_tap_ok(errors == 0, "no unexpected errors (%lu; %lu drained, %lu "
-		  "settled, %lu -EXDEV)", errors, drained, settled, exdev);
+	lb_tap_ok(errors == 0, "no unexpected errors (%lu, first %d; %lu "
+		  "drained, %lu settled, %lu -EXDEV)", errors, first_error,
+		  drained, settled, exdev);
 	lb_tap_ok(lb_cpubatch_drain_all(inst[0]) >= 0 &&
 		  lb_cpubatch_drain_all(inst[1]) >= 0, "drain both instances");
 	rc = lb_nodetab_stats(nodetab, &st);
