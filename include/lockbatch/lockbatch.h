@@ -62,5 +62,6 @@
 #include <lockbatch/lru.h>
 #include <lockbatch/refbits.h>
 #include <lockbatch/nodetab.h>
+#include <lockbatch/cpubatch_wait.h>
 
 #endif /* LOCKBATCH_LOCKBATCH_H */

@@ -21,6 +21,7 @@
 #define LB_HDR_ERROR 11
 #define LB_HDR_PCP_TUNE 12
 #define LB_HDR_NODETAB 13
+#define LB_HDR_CPUBATCH_WAIT 14
 
 #if LB_HDR == LB_HDR_CPU
 #include <lockbatch/cpu.h>
@@ -198,6 +199,17 @@ static int probe(void)
 
 	return lb_nodetab_create(&t, 3) < 0 && !t &&
 	       LB_NODETAB_BUCKETS <= LB_NODETAB_BUCKETS_MAX;
+}
+#elif LB_HDR == LB_HDR_CPUBATCH_WAIT
+#include <lockbatch/cpubatch_wait.h>
+#include <lockbatch/cpubatch_wait.h>
+#define NAME "lockbatch/cpubatch_wait.h"
+static int probe(void)
+{
+	struct lb_cpubatch_waiting w;
+
+	return lb_cpubatch_waiting(0, 0, 0, &w) < 0 &&
+	       lb_cpubatch_drain_backend(0, &w) < 0;
 }
 #else
 #error "LB_HDR names no header"

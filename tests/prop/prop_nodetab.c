@@ -20,71 +20,21 @@
 #include "../common/nodetab_ops.h"
 #include "../common/prng.h"
 
-#define MAXS 8
-#define NOBJ 40
+#define SM_MAXS 8
+#define SM_NOBJ 40
+#define NOBJ SM_NOBJ
 #define STEPS 2500
 
-struct model {
-	unsigned int nr_slots, max_nr;
-	uint32_t max_weight;
-	bool counted;			/* @put holds the batch's reference */
-	int slot_of[NOBJ];		/* -1: not cached */
-	unsigned int nr[MAXS];
-	uint32_t weight[MAXS];
-	int order[MAXS][LB_WBATCH_MAX];
-	unsigned int commits[NOBJ];
-	uint32_t w[NOBJ];
-	unsigned int waiting;
-};
+#include "../common/slot_model.h"
 
-static struct model m;
+static struct slot_model m;
+static bool counted;			/* @put holds the batch's reference */
 static struct test_obj obj[NOBJ];
 static uint64_t seed;
 
-static void model_flush(unsigned int s)
-{
-	unsigned int i;
-
-	for (i = 0; i < m.nr[s]; i++) {
-		m.commits[m.order[s][i]]++;
-		m.slot_of[m.order[s][i]] = -1;
-	}
-	m.waiting -= m.nr[s];
-	m.nr[s] = 0;
-	m.weight[s] = 0;
-}
-
-static unsigned int model_drain_all(void)
-{
-	unsigned int s, n = 0;
-
-	for (s = 0; s < m.nr_slots; s++) {
-		n += m.nr[s];
-		model_flush(s);
-	}
-	return n;
-}
-
-static unsigned int model_slot(int cpu)
-{
-	return cpu < 0 ? 0 : (unsigned int)cpu % m.nr_slots;
-}
-
-static int random_cpu(struct lb_rng *r)
-{
-	switch (lb_rng_below(r, 4)) {
-	case 0:
-		return -1 - (int)lb_rng_below(r, 100);
-	case 1:
-		return (int)(m.nr_slots + lb_rng_below(r, 1000));
-	default:
-		return (int)lb_rng_below(r, m.nr_slots);
-	}
-}
-
 static long model_ref(unsigned int x)
 {
-	return 1 + (m.counted && m.slot_of[x] >= 0);
+	return 1 + (counted && m.slot_of[x] >= 0);
 }
 
 static void check_all(unsigned int step)
@@ -112,27 +62,19 @@ static void check_all(unsigned int step)
 
 static void do_add(struct lb_rng *r, unsigned int step)
 {
-	unsigned int x = lb_rng_below(r, NOBJ), s;
-	int cpu = random_cpu(r), rc, want;
+	unsigned int x = lb_rng_below(r, NOBJ);
+	int cpu = sm_random_cpu(&m, r), rc, want;
 
 	backend_set_cpu(cpu);
-	rc = nodetab_add(backend_fixture.pc, &obj[x], m.w[x], m.counted);
+	rc = nodetab_add(backend_fixture.pc, &obj[x], m.w[x], counted);
 	if (m.slot_of[x] >= 0) {
 		cr_assert(eq(int, rc, -EEXIST), "step %u " LB_SEED_FMT, step,
 			  LB_SEED_ARGS(seed));
 		return;
 	}
-	s = model_slot(cpu);
-	m.order[s][m.nr[s]++] = (int)x;
-	m.weight[s] += m.w[x];
-	m.slot_of[x] = (int)s;
-	m.waiting++;
-	want = m.w[x] >= m.max_weight || m.weight[s] > m.max_weight ||
-	       m.nr[s] == m.max_nr;
-	if (want)
-		model_flush(s);
-	cr_assert(eq(int, rc, want), "step %u add obj %u slot %u " LB_SEED_FMT,
-		  step, x, s, LB_SEED_ARGS(seed));
+	want = sm_add(&m, x, cpu);
+	cr_assert(eq(int, rc, want), "step %u add obj %u cpu %d " LB_SEED_FMT,
+		  step, x, cpu, LB_SEED_ARGS(seed));
 }
 
 static void do_settle(struct lb_rng *r, unsigned int step)
@@ -142,7 +84,7 @@ static void do_settle(struct lb_rng *r, unsigned int step)
 	int held = m.slot_of[x], rc, want;
 
 	rc = lb_nodetab_settle(nodetab, backend_fixture.pc, &obj[x], exp);
-	if (held >= 0 && m.counted)
+	if (held >= 0 && counted)
 		want = ref <= exp ? -ERANGE : ref - 1 > exp ? LB_BUSY : LB_DRAINED;
 	else if (held >= 0)	/* no @put: the batch's hold is not in R */
 		want = ref < exp ? -ERANGE : ref == exp ? LB_DRAINED : LB_BUSY;
@@ -151,7 +93,7 @@ static void do_settle(struct lb_rng *r, unsigned int step)
 	cr_assert(eq(int, rc, want), "step %u settle obj %u ref %ld exp %ld "
 		  LB_SEED_FMT, step, x, ref, exp, LB_SEED_ARGS(seed));
 	if (rc == LB_DRAINED)
-		model_flush((unsigned int)held);
+		sm_flush(&m, (unsigned int)held);
 }
 
 static void step_once(struct lb_rng *r, unsigned int step)
@@ -173,19 +115,19 @@ static void step_once(struct lb_rng *r, unsigned int step)
 		cr_assert(eq(int, rc, m.slot_of[x] >= 0), "step %u " LB_SEED_FMT,
 			  step, LB_SEED_ARGS(seed));
 		if (m.slot_of[x] >= 0)
-			model_flush((unsigned int)m.slot_of[x]);
+			sm_flush(&m, (unsigned int)m.slot_of[x]);
 		break;
 	case 10:
-		want = model_drain_all();
+		want = sm_drain_all(&m);
 		cr_assert(eq(int, lb_cpubatch_drain_all(backend_fixture.pc),
 			     (int)want), "step %u " LB_SEED_FMT, step,
 			  LB_SEED_ARGS(seed));
 		break;
 	default:
-		cpu = random_cpu(r);
+		cpu = sm_random_cpu(&m, r);
 		backend_set_cpu(cpu);
-		want = m.nr[model_slot(cpu)];
-		model_flush(model_slot(cpu));
+		want = m.nr[sm_slot(&m, cpu)];
+		sm_flush(&m, sm_slot(&m, cpu));
 		cr_assert(eq(int, lb_cpubatch_drain_local(backend_fixture.pc),
 			     (int)want), "step %u " LB_SEED_FMT, step,
 			  LB_SEED_ARGS(seed));
@@ -202,29 +144,23 @@ static void run_seed(uint64_t s)
 	seed = s;
 	lb_rng_seed(&r, s);
 	memset(&m, 0, sizeof(m));
-	m.nr_slots = 1 + lb_rng_below(&r, MAXS);
-	m.max_nr = 2 + lb_rng_below(&r, 7);
-	m.max_weight = 4 + lb_rng_below(&r, 13);
-	m.counted = lb_rng_below(&r, 2);
+	sm_init(&m, &r);
+	counted = lb_rng_below(&r, 2);
 	nodetab_release_errors = 0;
 	/* Few buckets: chains of several entries, reuse from the free lists. */
 	cr_assert(eq(int, lb_nodetab_create(&nodetab, 1u << lb_rng_below(&r, 4)),
 		     0));
 	cr_assert(eq(int, backend_setup_ops(m.nr_slots, LB_CPUBATCH_WEIGHTED,
 					    m.max_nr, m.max_weight,
-					    m.counted ? &nodetab_ops :
+					    counted ? &nodetab_ops :
 							&nodetab_ops_commit_only),
 		     0));
 	backend_fixture.one_thread = true;
-	for (i = 0; i < NOBJ; i++) {
+	for (i = 0; i < NOBJ; i++)
 		backend_obj_init(&obj[i], i);
-		m.slot_of[i] = -1;
-		m.w[i] = lb_rng_below(&r, 8) ? 1 + lb_rng_below(&r, 4) :
-					       m.max_weight + lb_rng_below(&r, 3) - 1;
-	}
 	for (i = 0; i < STEPS; i++)
 		step_once(&r, i);
-	model_drain_all();
+	sm_drain_all(&m);
 	cr_assert(ge(int, lb_cpubatch_drain_all(backend_fixture.pc), 0));
 	check_all(STEPS);
 	for (i = 0; i < NOBJ; i++)
