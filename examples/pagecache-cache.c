@@ -302,8 +302,10 @@ static int create_lru(struct pc_cache *c)
 	err = lb_lru_create(&c->lru, &lconf);
 	if (!err)
 		err = lb_lru_cpubatch_conf(c->lru, &pconf);
-	if (!err)
+	if (!err) {
+		pc_order_wrap(&pconf);	/* reports the LRU order error */
 		err = lb_cpubatch_create(&c->batch, &pconf);
+	}
 	return err;
 }
 
@@ -461,6 +463,7 @@ static void insert(struct pc_cache *c, uint64_t key, struct pc_result *tls)
 	}
 	__atomic_add_fetch(&c->charged, e->nr_pages, __ATOMIC_RELAXED);
 	tls->inserts++;
+	pc_order_stamp(e);
 	lb_lru_add(c->batch, c->lru, e);
 	entry_read(c, e, false);
 	entry_put(e);
@@ -626,6 +629,7 @@ void pc_cache_stats(struct pc_cache *c, struct pc_result *res)
 	lb_pcp_stats(c->pool.pcp, &res->pool, NULL, 0);
 	if (c->batch)
 		lb_cpubatch_stats(c->batch, &res->batch, NULL, 0);
+	pc_order_stats(c->lru, &res->order);
 	pthread_mutex_lock(&c->evict_lock);
 	res->ev = c->ev;
 	pthread_mutex_unlock(&c->evict_lock);

@@ -180,6 +180,34 @@ static bool model_ok(const struct pc_result *r)
 	return !r->model_run || (d < 0 ? -d : d) <= 0.05 * r->model_hit_ratio;
 }
 
+/* How far inserted entries landed from their exact LRU position. */
+static void print_order(const struct pc_result *r)
+{
+	const struct pc_order_stats *o = &r->order;
+
+	printf("\nLRU order error (%llu entries, in positions): worst early %llu, worst late %llu, mean |e| %.1f, half within %llu, 99%% within %llu\n",
+	       (unsigned long long)o->entries,
+	       (unsigned long long)o->worst_early,
+	       (unsigned long long)o->worst_late,
+	       o->entries ? (double)o->sum_abs / (double)o->entries : 0.0,
+	       (unsigned long long)o->p50_within,
+	       (unsigned long long)o->p99_within);
+}
+
+static void json_order(const struct pc_result *r)
+{
+	const struct pc_order_stats *o = &r->order;
+
+	printf(",\"lru_order\":{\"entries\":%llu,\"worst_early\":%llu,"
+	       "\"worst_late\":%llu,\"mean_abs\":%.3f,\"p50_within\":%llu,"
+	       "\"p99_within\":%llu}", (unsigned long long)o->entries,
+	       (unsigned long long)o->worst_early,
+	       (unsigned long long)o->worst_late,
+	       o->entries ? (double)o->sum_abs / (double)o->entries : 0.0,
+	       (unsigned long long)o->p50_within,
+	       (unsigned long long)o->p99_within);
+}
+
 /* The locks are gone by report time: their snapshots, perf-lock style. */
 static void print_locks(const struct pc_result *r)
 {
@@ -240,6 +268,7 @@ static void print_table(const struct pc_conf *c, const struct pc_result *r)
 				    r->pool.total.drains),
 	       (unsigned long long)r->pool_free_at_exit);
 	print_locks(r);
+	print_order(r);
 	if (r->model_run)
 		printf("\nexact-LRU model: hit ratio %.4f (cache %.4f, %s)\n",
 		       r->model_hit_ratio, r->hit_ratio,
@@ -311,6 +340,7 @@ static void print_json(const struct pc_conf *c, const struct pc_result *r)
 	       (unsigned long long)r->stale_reads,
 	       (unsigned long long)r->entries_alloc,
 	       (unsigned long long)r->entries_freed);
+	json_order(r);
 	if (r->model_run)
 		printf(",\"model_hit_ratio\":%.6f,\"model_within_5pct\":%s",
 		       r->model_hit_ratio, model_ok(r) ? "true" : "false");

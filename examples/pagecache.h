@@ -63,6 +63,7 @@ struct pc_entry {
 	struct rcu_head rcu;
 	struct lb_refbits rb;		/* one bit per page */
 	void *pages[PC_MAX_PAGES];
+	uint64_t order_stamp;		/* insert order (pagecache-order.c) */
 };
 
 struct pc_conf {
@@ -94,6 +95,16 @@ struct pc_evict_stats {
 	uint64_t rcu_waits;		/* rcu_barrier()s for the freed backlog */
 };
 
+/* LRU order error of the inserted entries (pagecache-order.c). */
+#define PC_ORDER_BUCKETS 24
+struct pc_order_stats {
+	uint64_t entries;		/* linked through the batches */
+	uint64_t worst_early, worst_late;	/* positions */
+	uint64_t sum_abs;
+	uint64_t hist[PC_ORDER_BUCKETS];	/* |error| by bit length */
+	uint64_t p50_within, p99_within;	/* |error| of half, of 99% */
+};
+
 struct pc_result {
 	uint64_t ops, hits, misses, inserts, insert_races, alloc_fail;
 	uint64_t elapsed_ns;
@@ -108,6 +119,7 @@ struct pc_result {
 	uint64_t pool_pages, pool_free_at_exit;
 	uint64_t entries_alloc, entries_freed;
 	uint64_t stale_reads;		/* a page read while freed: must be 0 */
+	struct pc_order_stats order;
 	double model_hit_ratio;		/* check mode: exact LRU, same keys */
 	bool model_run;
 	bool verified;
@@ -125,6 +137,11 @@ bool pc_cache_over_limit(const struct pc_cache *c);
 uint64_t pc_cache_charged(const struct pc_cache *c);
 void pc_cache_stats(struct pc_cache *c, struct pc_result *res);
 unsigned int pc_key_pages(uint64_t key);
+
+/* pagecache-order.c */
+void pc_order_wrap(struct lb_cpubatch_conf *pconf);
+void pc_order_stamp(struct pc_entry *e);
+void pc_order_stats(struct lb_lru *lru, struct pc_order_stats *out);
 
 /* pagecache-run.c */
 int pc_run(const struct pc_conf *conf, struct pc_result *res);
