@@ -32,7 +32,7 @@ Test(cpubatch_id, all_ids_once_then_enospc)
 
 	for (i = 0; i < NR_IDS; i++) {
 		cr_assert(eq(int, lbi_cb_id_get(&id), 0), "get %u", i);
-		cr_assert(id != 0 && id < LBI_CB_IDS, "id %u in range", id);
+		cr_assert(id != 0, "id 0 is never handed out");
 		cr_assert(eq(u8, taken[id], 0), "id %u handed out twice", id);
 		taken[id] = 1;
 	}
@@ -113,7 +113,7 @@ Test(cpubatch_id, concurrent_gets_are_distinct)
 		for (k = 0; k < PER_THREAD; k++) {
 			uint16_t id = got[i][k];
 
-			cr_assert(id != 0 && id < LBI_CB_IDS);
+			cr_assert(id != 0);
 			cr_assert(eq(u8, taken[id], 0), "id %u held twice", id);
 			taken[id] = 1;
 		}
