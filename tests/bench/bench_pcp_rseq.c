@@ -117,8 +117,12 @@ v_alloc(struct ctx *c, enum variant v)
 	switch (v) {
 	case V_FLOOR:
 		o = floor_stack[--floor_top];
-		/* Keep the stack in memory, as between an allocator's calls. */
-		__asm__ __volatile__("" : "+r"(o) : : "memory");
+		/*
+		 * Keep the stack top in memory, as between an allocator's
+		 * calls, and the block opaque (no pop-push folding); nothing
+		 * else is forced out of registers.
+		 */
+		__asm__ __volatile__("" : "+r"(o), "+m"(floor_top));
 		break;
 	case V_FLOOR_CALL:
 		o = floor_pop();
@@ -141,7 +145,8 @@ v_free(struct ctx *c, enum variant v, void *o)
 	switch (v) {
 	case V_FLOOR:
 		floor_stack[floor_top++] = o;
-		__asm__ __volatile__("" : : : "memory");
+		__asm__ __volatile__("" : "+m"(floor_top)
+				     : "m"(floor_stack[floor_top - 1]));
 		break;
 	case V_FLOOR_CALL:
 		floor_push(o);
