@@ -146,6 +146,18 @@ extern "C" {
  * back-end callback (the hooks would wait for the lock the caller holds).
  * tests/stress/stress_pcp_fork.c forks while the decay thread is inside a
  * tick; tests/fault/fault_runtime.c with every slot full.
+ *
+ * Statistics in the child: every counter of &struct lb_pcp_slot_stats
+ * changes under the slot lock its operation holds (a back-end hold, and
+ * its count, happens inside one), and the back-end lock the cache makes
+ * is taken only under a slot lock, so the child's counters are those of a
+ * moment when no call was inside a slot: the hold identity and
+ * conservation hold there as in the parent, and no operation is counted
+ * begun but not done. The one operation that spans slot locks, rule (A)'s
+ * retry, counts its drains as each slot is drained and its @retries when
+ * it refills again: a fork() between the two leaves drains with no retry,
+ * which no identity relates. A caller's own lock in &lb_pcp_conf.lock
+ * counts the caller's holds too (see @lock there).
  */
 
 /**
