@@ -307,8 +307,13 @@ static int refill(struct lb_pcp *p, struct lbi_pcp_slot *sl,
 	int n = lbi_tune_refill(p->tuner, &sl->ts, order);
 	int got, i;
 
-	if (n > p->chunk)
-		n = p->chunk;
+	/*
+	 * The per-hold bound of pcp.h, in units: nr_pcp_alloc() asks for at
+	 * least 2 objects, 2 << order units, more than batch << 5 for a huge
+	 * order and a small batch. Then one object, no more.
+	 */
+	if (n > (p->chunk >> order))
+		n = (p->chunk >> order) ? p->chunk >> order : 1;
 	if (p->tuner == LB_PCP_TUNE_ADAPTIVE && p->slots.nr > 1) {
 		got = steal(p, sl, order, n);
 		if (got)
