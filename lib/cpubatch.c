@@ -46,20 +46,34 @@ const char *lb_cpubatch_flush_cause_name(enum lb_flush_cause cause)
 /*
  * fork(): the prepare hooks run in registration order, so this one (made
  * before the slot core's) takes the drain mutex before every slot lock, as
- * a drain pass does. In the child, flushes that other threads had swapped
- * out will never finish: their objects stay the parent's, and the child's
- * in-flight counts start from zero so that its drains do not wait for
- * them. Those of the forking thread itself (a fork() from a callback) do
- * finish, and are counted again.
+ * a drain pass does, then every slot's tail lock, which only a flush's
+ * last few counter updates take, so each flush is either counted done or
+ * not at all. In the child, flushes that other threads had swapped out
+ * will never finish: their objects stay the parent's, they move from in
+ * flight to abandoned (cpubatch.h, fork()), and the child's in-flight
+ * counts start from zero so that its drains do not wait for them. Those
+ * of the forking thread itself (a fork() from a callback) do finish, and
+ * are counted in flight again. So are drain_all callers: those waiting
+ * for the mutex are gone.
  */
 static void fork_prepare(void *arg)
 {
-	pthread_mutex_lock(&((struct lb_cpubatch *)arg)->drain.lock);
+	struct lb_cpubatch *pc = arg;
+	unsigned int i;
+
+	pthread_mutex_lock(&pc->drain.lock);
+	for (i = 0; i < pc->slots.nr; i++)
+		ck_spinlock_lock(&lbi_cb_slot(pc, i)->tail);
 }
 
 static void fork_parent(void *arg)
 {
-	pthread_mutex_unlock(&((struct lb_cpubatch *)arg)->drain.lock);
+	struct lb_cpubatch *pc = arg;
+	unsigned int i;
+
+	for (i = 0; i < pc->slots.nr; i++)
+		ck_spinlock_unlock(&lbi_cb_slot(pc, i)->tail);
+	pthread_mutex_unlock(&pc->drain.lock);
 }
 
 static void fork_child(void *arg)
@@ -70,10 +84,22 @@ static void fork_child(void *arg)
 	for (i = 0; i < pc->slots.nr; i++) {
 		struct lbi_slot *s = lbi_cb_slot(pc, i);
 
+		/*
+		 * Swapped out (under the slot lock) and not counted done: the
+		 * objects of those and of the flushes an ancestor abandoned.
+		 */
+		s->st.flushes_abandoned += s->inflight;
+		s->st.objs_abandoned = s->st.objs_flushed - s->objs_committed;
 		s->inflight = 0;
 		s->epoch_inflight[0] = s->epoch_inflight[1] = 0;
+		ck_spinlock_unlock(&s->tail);
 	}
 	lbi_fork_own_flushes(pc);
+	/*
+	 * A drain_all caller counts itself before it waits for the drain
+	 * mutex; the ones waiting at fork() are not the child's threads.
+	 */
+	pc->drain.calls = pc->drain.passes + pc->drain.coalesced;
 	pthread_mutex_unlock(&pc->drain.lock);
 }
 
@@ -560,6 +586,8 @@ static void sum_stats(struct lb_cpubatch_slot_stats *t,
 	t->weight_flushed += s->weight_flushed;
 	t->nr_cached += s->nr_cached;
 	t->weight_cached += s->weight_cached;
+	t->flushes_abandoned += s->flushes_abandoned;
+	t->objs_abandoned += s->objs_abandoned;
 }
 
 /*

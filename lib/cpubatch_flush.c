@@ -106,6 +106,7 @@ static void commit_runs(struct lb_cpubatch *pc, struct lbi_flushbuf *buf)
 	if (pc->ops.put)
 		for (i = 0; i < buf->nr; i++)
 			pc->ops.put(buf->objs[i]);
+	ck_spinlock_lock(&s->tail);	/* one step for fork() */
 	ck_pr_add_64(&s->backend_locks, runs);
 	ck_pr_add_64(&s->objs_committed, buf->nr);
 	ck_pr_inc_64(&s->flushes_committed);
@@ -115,6 +116,7 @@ static void commit_runs(struct lb_cpubatch *pc, struct lbi_flushbuf *buf)
 	ck_pr_fence_release();
 	ck_pr_dec_32(&s->epoch_inflight[buf->epoch]);
 	ck_pr_dec_32(&s->inflight);
+	ck_spinlock_unlock(&s->tail);
 	cur.depth--;
 }
 
@@ -150,13 +152,17 @@ static void count_again(struct lb_cpubatch *pc, const struct lbi_flushbuf *buf)
 
 	s->inflight++;
 	s->epoch_inflight[buf->epoch]++;
+	s->st.flushes_abandoned--;
+	s->st.objs_abandoned -= buf->nr;
 }
 
 /*
  * fork() child, on the thread that forked: the in-flight counts start from
- * zero, but a flush of @pc that this thread runs or owes (it forked from
- * a callback) goes on in the child, and its (C) will drop them: count it
- * again, so that the child's drains wait for it and the counts never wrap.
+ * zero and every flush that was in flight counts as abandoned (fork_child()
+ * in cpubatch.c), but a flush of @pc that this thread runs or owes (it
+ * forked from a callback) goes on in the child, and its (C) will drop
+ * them: count it in flight again, and not abandoned, so that the child's
+ * drains wait for it, the counts never wrap, and it ends up committed.
  */
 void lbi_fork_own_flushes(struct lb_cpubatch *pc)
 {

@@ -66,6 +66,12 @@ struct lbi_slot {
 	uint64_t backend_locks;		/* back-end lock holds by flushes; atomic */
 	uint64_t flushes_committed;	/* flushes past @put; atomic */
 	uint64_t objs_committed;	/* their objects; atomic */
+	/*
+	 * A flush's final accounting (backend_locks, the committed counters,
+	 * (C)) runs under it, and fork() takes it: a child sees each flush
+	 * either finished or not started finishing (fork_prepare(), cpubatch.c).
+	 */
+	ck_spinlock_t tail;
 	struct lb_cpubatch_slot_stats st;	/* under lock; adds derived */
 } __attribute__((aligned(CK_MD_CACHELINE)));
 

@@ -109,13 +109,16 @@ static void json_slot(FILE *f, const void *slot)
 			(unsigned long long)s->flushes[c]);
 	fprintf(f, "},\"flushes_committed\":%llu,\"objs_flushed\":%llu,"
 		   "\"objs_committed\":%llu,\"weight_flushed\":%llu,"
-		   "\"nr_cached\":%llu,\"weight_cached\":%llu}",
+		   "\"nr_cached\":%llu,\"weight_cached\":%llu,"
+		   "\"flushes_abandoned\":%llu,\"objs_abandoned\":%llu}",
 		(unsigned long long)s->flushes_committed,
 		(unsigned long long)s->objs_flushed,
 		(unsigned long long)s->objs_committed,
 		(unsigned long long)s->weight_flushed,
 		(unsigned long long)s->nr_cached,
-		(unsigned long long)s->weight_cached);
+		(unsigned long long)s->weight_cached,
+		(unsigned long long)s->flushes_abandoned,
+		(unsigned long long)s->objs_abandoned);
 }
 
 static void json_drain(FILE *f, const struct lb_cpubatch_drain_stats *d)

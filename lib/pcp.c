@@ -307,8 +307,13 @@ static int refill(struct lb_pcp *p, struct lbi_pcp_slot *sl,
 	int n = lbi_tune_refill(p->tuner, &sl->ts, order);
 	int got, i;
 
-	if (n > p->chunk)
-		n = p->chunk;
+	/*
+	 * The per-hold bound of pcp.h, in units: nr_pcp_alloc() asks for at
+	 * least 2 objects, 2 << order units, more than batch << 5 for a huge
+	 * order and a small batch. Then one object, no more.
+	 */
+	if (n > (p->chunk >> order))
+		n = (p->chunk >> order) ? p->chunk >> order : 1;
 	if (p->tuner == LB_PCP_TUNE_ADAPTIVE && p->slots.nr > 1) {
 		got = steal(p, sl, order, n);
 		if (got)
@@ -441,15 +446,23 @@ alloc_held(struct lb_pcp *p, unsigned int order, void **out,
 	return 0;
 }
 
-/* A miss of the magazine: the lock path of the CPU the section ran on. */
+/*
+ * A miss of the magazine: the lock path of the CPU the section ran on.
+ * Only the rseq path fences, so only its misses count the fences they made
+ * (&lb_pcp_stats.owner_fences: the owner stays out of the kernel).
+ */
 static __attribute__((noinline)) int alloc_miss(struct lb_pcp *p,
 						unsigned int order,
 						void **out, int cpu)
 {
 	struct lbi_pcp_slot *sl = miss_slot(p, cpu);
+	uint64_t m0 = lbi_rseq_membarriers;
+	int rc;
 
 	owner_lock(p, sl, LBI_PCP_RSEQ);
-	return alloc_held(p, order, out, sl, LBI_PCP_RSEQ);
+	rc = alloc_held(p, order, out, sl, LBI_PCP_RSEQ);
+	lbi_pcp_count_fences(&p->owner_fences, m0);
+	return rc;
 }
 
 /* &lb_pcp.alloc_path of the rseq path: orders above 0. */
@@ -570,9 +583,13 @@ static __attribute__((noinline)) int free_miss(struct lb_pcp *p, void *obj,
 					       unsigned int order, int cpu)
 {
 	struct lbi_pcp_slot *sl = miss_slot(p, cpu);
+	uint64_t m0 = lbi_rseq_membarriers;
+	int rc;
 
 	owner_lock(p, sl, LBI_PCP_RSEQ);
-	return free_held(p, obj, order, sl, LBI_PCP_RSEQ);
+	rc = free_held(p, obj, order, sl, LBI_PCP_RSEQ);
+	lbi_pcp_count_fences(&p->owner_fences, m0);
+	return rc;
 }
 
 /* &lb_pcp.free_path of the rseq path: orders above 0. */

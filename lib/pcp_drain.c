@@ -63,7 +63,16 @@ static bool slot_expired(struct lb_pcp *p, struct lbi_pcp_slot *sl)
  * back-end hold) per chunk so the owner is never held off for long.
  * lb_pcp adds two bounds: high never stays above high_max (the kernel's
  * max3() can leave it at count - (batch << 5)), and an expired slot
- * drains to zero.
+ * drains to zero with high back at high_min (rule (B)): COUNT_MIN lowers
+ * high by count_min, which is 0 on a slot holding nothing, so an idle
+ * slot's high would otherwise stay where its last use left it.
+ *
+ * Returns whether another tick, with no call in between, may change the
+ * slot: high above high_min, or objects cached (a slot in use now expires
+ * if it goes idle). decay_pcp_high()'s todo (the tuner's) promises
+ * neither: COUNT_MIN with count_min 0 and LINUX with high below 8 keep
+ * high above high_min for ever, and a slot at or below high_min with
+ * objects reports nothing though its expiry is still to come.
  */
 static bool decay_slot(struct lb_pcp *p, struct lbi_pcp_slot *sl)
 {
@@ -71,17 +80,18 @@ static bool decay_slot(struct lb_pcp *p, struct lbi_pcp_slot *sl)
 	bool todo;
 
 	lbi_pcp_lock_nonempty(p, sl);
-	todo = lbi_tune_decay(p->tuner, &sl->ts, &to_drain);
+	lbi_tune_decay(p->tuner, &sl->ts, &to_drain);
 	if (sl->ts.high > sl->ts.high_max) {
 		sl->ts.high = sl->ts.high_max;
 		to_drain = sl->ts.count - sl->ts.high;
 	}
-	if (slot_expired(p, sl) && sl->ts.count > 0) {
-		to_drain = sl->ts.count;
-		sl->st.expiries++;
+	if (slot_expired(p, sl)) {
+		sl->ts.high = sl->ts.high_min;
+		if (sl->ts.count > 0) {
+			to_drain = sl->ts.count;
+			sl->st.expiries++;
+		}
 	}
-	if (to_drain > 0)
-		todo = true;
 	batch = sl->ts.batch;
 	while (to_drain > 0) {
 		int n = to_drain < batch ? to_drain : batch;
@@ -94,6 +104,7 @@ static bool decay_slot(struct lb_pcp *p, struct lbi_pcp_slot *sl)
 		}
 	}
 	lbi_tune_tick_end(p->tuner, &sl->ts);
+	todo = sl->ts.count > 0 || sl->ts.high > sl->ts.high_min;
 	lbi_pcp_unlock(p, sl);
 	return todo;
 }
@@ -272,6 +283,7 @@ int lb_pcp_stats(struct lb_pcp *p, struct lb_pcp_stats *out,
 		out->backend_locks = ls.acquisitions;
 		out->nr_slots = p->slots.nr;
 		out->rseq = p->slots.rseq;
+		lbi_pcp_fence_stats(p, out);
 	}
 	return (int)p->slots.nr;
 }

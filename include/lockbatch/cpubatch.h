@@ -81,9 +81,26 @@ extern "C" {
  * running; flushes other threads had swapped out are not finished in the
  * child (their objects stay the parent's) and its drains do not wait for
  * them; those of the forking thread (a fork() from @after or @put) go on
- * in the child, which waits for them as the parent does. A back-end lock is the caller's: register its pthread_atfork()
- * handlers before creating the first instance, so that ours run first.
- * Do not
+ * in the child, which waits for them as the parent does. The child counts
+ * each flush it will never finish as abandoned: in
+ * &lb_cpubatch_slot_stats.flushes_abandoned, and its objects in
+ * @objs_abandoned, of the slot that swapped it out; they are neither
+ * committed nor in flight there. A flush that had completed its commit and
+ * @put is committed in the child too: the prepare handler also waits out
+ * every flush's final accounting (a few counter updates under a per-slot
+ * spinlock), so each in-flight flush is counted once, as committed or as
+ * abandoned. So after lb_cpubatch_drain_all() in the child (once the
+ * forking thread's own flushes returned) every identity above holds, with
+ * &lb_cpubatch_stats.flushes_inflight 0 and
+ * &lb_cpubatch_stats.backend_locks counting the holds of committed flushes
+ * only (an abandoned flush's holds were the parent's). The counters of a
+ * grandchild add its own abandoned flushes to those it inherited. The
+ * drain_all callers other threads had waiting for the drain mutex at
+ * fork() are gone too: the child does not count them in
+ * &lb_cpubatch_drain_stats.drain_all_calls, so that @drain_all_calls ==
+ * @drain_all_passes + @drain_all_coalesced holds there. A back-end lock
+ * is the caller's: register its pthread_atfork() handlers before creating
+ * the first instance, so that ours run first. Do not
  * single-step or break inside lb_cpubatch_add() in a debugger: its section
  * (inline in the entry) restarts at every step, and a breakpoint inside it
  * that the debugger steps over out of line (gdb's displaced stepping, its
@@ -162,7 +179,9 @@ extern "C" {
  * Statistics identities (lb_cpubatch_stats()), exact whenever no flush is in
  * flight (in between, the in-flight flushes make up the difference): per
  * slot and in total, @adds == @objs_flushed + @nr_cached, @objs_flushed ==
- * @objs_committed, the flushes of all causes == @flushes_committed; in
+ * @objs_committed + @objs_abandoned, the flushes of all causes ==
+ * @flushes_committed + @flushes_abandoned (the abandoned ones are 0 but in
+ * a fork() child, see below); in
  * total, &lb_cpubatch_stats.backend_locks == @flushes_committed when every
  * batch's objects share one back-end (always without @backend_of; each
  * further back-end in a batch adds one lock hold), and
@@ -419,6 +438,12 @@ struct lb_cpubatch_conf {
  * @weight_flushed: Summed weight of @objs_flushed, in base units.
  * @nr_cached: Objects in the batch when the snapshot was taken.
  * @weight_cached: Their summed weight.
+ * @flushes_abandoned: Flushes a fork() child inherited swapped out but
+ *                     not finished, run by threads the child does not
+ *                     have (the overview's fork() paragraph); 0 in a
+ *                     process that never forked with flushes in flight.
+ * @objs_abandoned: Their objects (the parent's; never committed in the
+ *                  child).
  */
 struct lb_cpubatch_slot_stats {
 	uint64_t adds;
@@ -430,6 +455,8 @@ struct lb_cpubatch_slot_stats {
 	uint64_t weight_flushed;
 	uint64_t nr_cached;
 	uint64_t weight_cached;
+	uint64_t flushes_abandoned;
+	uint64_t objs_abandoned;
 };
 
 /**

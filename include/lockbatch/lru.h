@@ -62,6 +62,19 @@ extern "C" {
  * path that made it (the lock tells each acquisition whether it waited,
  * and for how long); with %LB_LRU_HOLD_TIME the hold time is measured too.
  *
+ * fork(): the LRU lock is the back-end lock of the batch sets that commit
+ * to it, and, as for any back-end lock (lockbatch/cpubatch.h, fork()),
+ * holding it across fork() is the caller's: register pthread_atfork()
+ * handlers that take and release it before creating the first batch set.
+ * Every counter of &struct lb_lru_stats changes under that lock, so a
+ * child's counters are consistent with its lists. Objects another
+ * thread's lb_lru_putback() had counted in &lb_lru_stats.released but not
+ * yet handed to @secondary when the process forked stay that thread's,
+ * the parent's: the child counts them released and never sees them, as a
+ * child never sees the objects of the flushes it counts in
+ * &lb_cpubatch_slot_stats.objs_abandoned (they are in no path's
+ * &lb_lru_path_stats.objs).
+ *
  * Concurrency (X = needs external exclusion, - = safe together):
  *
  * ========  ===  =======  =======  ===  =====  =======

@@ -51,7 +51,17 @@ extern "C" {
  * caused by zone PCP draining"). No critical section moves more than
  * ``batch << LB_PCP_BATCH_SCALE_MAX`` units, plus less than one object
  * when objects above order 0 are cached (whole objects are freed, as in
- * free_pcppages_bulk()).
+ * free_pcppages_bulk()). That holds for every path under the back-end
+ * lock (refill, flush, decay, expiry, drain) and for a steal under a
+ * peer's slot lock: a refill or steal of order ``o`` asks for at most
+ * ``(batch << 5) >> o`` objects, and at least one. The tuners ask for
+ * nr_pcp_alloc()'s ``max(batch >> o, 2)`` objects at ``o > 0``, which is
+ * more than ``batch << 5`` units only when ``2 << o`` is: orders 9 and 10
+ * with batch below 32 and 64. The kernel caches no order above 3 but the
+ * PMD order (9, pcp_allowed_order()) and then moves 1024 pages per refill
+ * on a zone whose batch is below 32; lb_pcp refills one object there, so
+ * a hold stays under ``batch << 5`` plus one object at every order up to
+ * %LB_PCP_MAX_ORDER.
  *
  * Nothing stranded. Three rules of lb_pcp's own keep objects from being
  * held where no allocation can reach them. They apply to every tuner and
@@ -72,9 +82,13 @@ extern "C" {
  *     ``expire`` decay periods (&lb_pcp_conf.expire, default
  *     %LB_PCP_EXPIRE_DEFAULT) is drained to zero by the next decay, as
  *     refresh_cpu_vm_stats() drains a pageset whose ``pcp->expire`` ran
- *     out. A slot a thread visited once, or that only received frees from
- *     threads passing through, gives everything back within ``expire + 1``
- *     ticks of its last use.
+ *     out, and its ``high`` returns to ``high_min``. A slot a thread visited
+ *     once, or that only received frees from threads passing through,
+ *     gives everything back, with ``high`` at ``high_min``, within
+ *     ``expire + 1`` ticks of its last use, for every tuner: COUNT_MIN
+ *     lowers high by ``min(count_min, high / 5)``, which is 0 on a slot
+ *     that holds nothing, and LINUX's ``high >> 3`` is 0 below 8, so an
+ *     idle slot's high would otherwise stay above high_min for ever.
  * (C) Every free that leaves ``count`` above ``high`` flushes at least the
  *     excess, and decay never leaves ``high`` or ``count`` above
  *     ``high_max``. The kernel's nr_pcp_free() asks for
@@ -132,6 +146,18 @@ extern "C" {
  * back-end callback (the hooks would wait for the lock the caller holds).
  * tests/stress/stress_pcp_fork.c forks while the decay thread is inside a
  * tick; tests/fault/fault_runtime.c with every slot full.
+ *
+ * Statistics in the child: every counter of &struct lb_pcp_slot_stats
+ * changes under the slot lock its operation holds (a back-end hold, and
+ * its count, happens inside one), and the back-end lock the cache makes
+ * is taken only under a slot lock, so the child's counters are those of a
+ * moment when no call was inside a slot: the hold identity and
+ * conservation hold there as in the parent, and no operation is counted
+ * begun but not done. The one operation that spans slot locks, rule (A)'s
+ * retry, counts its drains as each slot is drained and its @retries when
+ * it refills again: a fork() between the two leaves drains with no retry,
+ * which no identity relates. A caller's own lock in &lb_pcp_conf.lock
+ * counts the caller's holds too (see @lock there).
  */
 
 /**
@@ -185,6 +211,11 @@ extern "C" {
  * shrinks on decay; the
  * LINUX fidelity tests (injected CPU ids) run on the lock path, and
  * tests/prop/prop_pcp_paths.c checks both paths against the same model.
+ *
+ * System calls: an owner call makes none (its own slot needs no fence);
+ * the registration, remote fences, the decay thread and waits for a lock
+ * held elsewhere remain, as DOC: System calls (lockbatch/cpu.h) lists;
+ * &lb_pcp_stats.fences and .owner_fences count the fences.
  *
  * Signal handlers may call lb_pcp_alloc() and lb_pcp_free(): a section
  * interrupted by a signal restarts. A handler that can hit the lock path
@@ -409,7 +440,8 @@ struct lb_pcp_conf {
  *	(rule (B)); the holds count as @decay_drains.
  * @double_frees: Debug mode: frees refused with %-EEXIST plus refilled
  *	objects that were cached already (not handed out).
- * @max_hold_units: Most units moved in one back-end hold.
+ * @max_hold_units: Most units moved in one back-end hold: at most
+ *	``batch << 5`` plus less than one object (DOC: Per-CPU object cache).
  * @count: Cached units at snapshot time.
  * @high: high at snapshot time (summed in totals).
  *
@@ -446,6 +478,14 @@ struct lb_pcp_slot_stats {
  * @nr_slots: Slots.
  * @rseq: 1 when order-0 owner calls run on the rseq path (DOC: Owner
  *	path), 0 on the lock path.
+ * @fences: membarrier() fences this cache's slot holds made, from any
+ *	thread (remote accesses: drains, decay, destroy; @owner_fences
+ *	included). 0 on the lock path, which never fences.
+ * @owner_fences: Of @fences, those made inside lb_pcp_alloc() and
+ *	lb_pcp_free() calls, their refills, flushes and magazine reloads and
+ *	spills included. 0 but for the two rare cases DOC: System calls
+ *	(lockbatch/cpu.h) lists: a thread that migrated between its section
+ *	and its slot lock, and an allocation that found the back-end empty.
  */
 struct lb_pcp_stats {
 	struct lb_pcp_slot_stats total;
@@ -453,6 +493,8 @@ struct lb_pcp_stats {
 	uint64_t backend_locks;
 	unsigned int nr_slots;
 	unsigned int rseq;
+	uint64_t fences;
+	uint64_t owner_fences;
 };
 
 struct lb_pcp;
@@ -498,9 +540,10 @@ int lb_pcp_destroy(struct lb_pcp *p);
  * @out: Where to store the object.
  *
  * Pops the hot end of the slot's list; if it is empty, refills from the
- * back-end (one lock hold) the number of objects the tuner decides. If the
- * back-end gives nothing, drains every slot and refills once more (rule
- * (A) of the overview).
+ * back-end (one lock hold) the number of objects the tuner decides, at
+ * most ``(batch << 5) >> order`` and at least one (the per-hold bound of
+ * the overview). If the back-end gives nothing, drains every slot and
+ * refills once more (rule (A) of the overview).
  *
  * Context: Any thread. Takes the slot lock; on a refill, also the
  * back-end lock and runs @alloc_bulk; on a retry, every slot's lock in
@@ -565,9 +608,14 @@ long lb_pcp_drain_all(struct lb_pcp *p);
  * lb_pcp_tune_tick_end() (refresh_cpu_vm_stats() -> decay_pcp_high()).
  *
  * Context: Any thread. Takes each slot's lock in turn.
- * Return: 1 if another tick may still change something (as
- * decay_pcp_high()'s ``todo``; a slot drained by expiry counts), 0 if
- * not, %-EINVAL if @p is NULL.
+ * Return: 1 if another tick, with no alloc or free in between, may still
+ * change something: a slot's ``high`` is above ``high_min``, or a slot
+ * holds objects (a slot still in use expires once idle, rule (B)); 0 if
+ * no tick can (every slot empty, ``high`` at ``high_min``), which is
+ * the case within ``expire + 1`` ticks of the last alloc or free. Not
+ * decay_pcp_high()'s ``todo`` (lb_pcp_tune_decay()), which stays true
+ * while nothing changes (COUNT_MIN with ``count_min`` 0) and is false for
+ * a slot whose expiry is still to come. %-EINVAL if @p is NULL.
  */
 int lb_pcp_decay(struct lb_pcp *p);
 

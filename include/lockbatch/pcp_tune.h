@@ -206,7 +206,8 @@ void lb_pcp_tune_alloc_start(enum lb_pcp_tuner t,
  * ``max(batch >> order, 2)`` for %LB_PCP_TUNE_FIXED; for
  * %LB_PCP_TUNE_ADAPTIVE nr_pcp_alloc() with high raised by
  * ``batch << grow_factor``. The caller then adds ``got << order`` to
- * @s->count itself.
+ * @s->count itself. The kernel's rule, uncapped: a cache (lb_pcp_alloc())
+ * requests at most ``(batch << 5) >> order`` of them, at least one.
  *
  * Context: Pure; caller serialises access to @s.
  * Return: the number of order-@order objects to request (>= 1).
@@ -267,8 +268,12 @@ int lb_pcp_tune_free(enum lb_pcp_tuner t, struct lb_pcp_tune_state *s,
  * a bare state.
  *
  * Context: Pure; caller serialises access to @s.
- * Return: true while more ticks may change something (high above
- * high_min, or units to drain), as decay_pcp_high()'s ``todo``.
+ * Return: decay_pcp_high()'s ``todo``: true if high is still above
+ * high_min or units are to be drained now. It does not promise that
+ * another tick changes anything: COUNT_MIN's decrement is 0 while
+ * count_min is 0 and LINUX's while high is below 8, so high can stay
+ * above high_min with every tick returning true. lb_pcp_decay() answers
+ * "may another tick change something" for a cache, with slot expiry.
  */
 bool lb_pcp_tune_decay(enum lb_pcp_tuner t, struct lb_pcp_tune_state *s,
 		       int *to_drain);

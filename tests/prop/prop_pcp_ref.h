@@ -18,9 +18,14 @@
  *    drain_pages_zone() by batch << 5);
  *  - lb_pcp's no-stranding rules (pcp.h, DOC overview), behind @lb_rules
  *    (the cache has them, the pure lb_pcp_tune_*() rules do not): (B) slot
- *    expiry after @expire idle decay periods, (C) a free flushes at least
- *    count - high, decay caps high at high_max. Rule (A) (drain and retry
- *    on an empty back-end) never fires here: the zone never runs out.
+ *    expiry after @expire idle decay periods (count drains to zero, high
+ *    returns to high_min; decay then reports whether another tick may
+ *    change the slot: high above high_min or objects cached), (C) a free
+ *    flushes at least count - high, decay caps high at high_max. Rule (A)
+ *    (drain and retry on an empty back-end) never fires here: the zone
+ *    never runs out.
+ * Not modelled: lb_pcp's refill cap of (batch << 5) >> order objects (at
+ * least one), which only orders above 3 reach; the model has orders 0..3.
  */
 #ifndef LB_TEST_PCP_REF_H
 #define LB_TEST_PCP_REF_H
@@ -230,12 +235,16 @@ static bool decay_pcp_high(struct per_cpu_pages *pcp)
 			todo = true;
 	}
 	to_drain = pcp->count - pcp->high;
-	/* lb_pcp: rule (B), a slot idle for expire ticks drains to zero. */
+	/*
+	 * lb_pcp: rule (B), a slot idle for expire ticks drains to zero and
+	 * its high returns to high_min.
+	 */
 	if (pcp->ops != pcp->last_ops) {
 		pcp->last_ops = pcp->ops;
 		pcp->idle = 0;
 	} else if (pcp->lb_rules && ++pcp->idle >= pcp->expire) {
 		pcp->idle = pcp->expire;
+		pcp->high = high_min;
 		to_drain = pcp->count;
 	}
 	while (to_drain > 0) {
@@ -247,6 +256,12 @@ static bool decay_pcp_high(struct per_cpu_pages *pcp)
 	}
 	if (pcp->count_min_patch)
 		pcp->count_min = pcp->count;
+	/*
+	 * lb_pcp: whether another tick with no call in between may change
+	 * the slot (high above high_min, or objects that expiry will drain).
+	 */
+	if (pcp->lb_rules)
+		return pcp->count > 0 || pcp->high > high_min;
 	return todo;
 }
 
