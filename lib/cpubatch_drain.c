@@ -55,13 +55,14 @@ void lbi_drain_stats(struct lb_cpubatch *pc, struct lb_cpubatch_drain_stats *out
 int lbi_node_check(const struct lb_cpubatch *pc, const struct lb_node *n)
 {
 	uint32_t owner = ck_pr_load_32(&n->owner);
+	uint32_t slot = ck_pr_load_32(&n->slot);
 
 	if (!owner)
 		return -ENOENT;
 	if (owner != pc->id)
 		return -EXDEV;
 	if (LBI_HOME_SLOT(ck_pr_load_32(&n->home)) > pc->slots.nr ||
-	    ck_pr_load_32(&n->slot) > pc->slots.nr)
+	    (slot > pc->slots.nr && slot != LBI_SLOT_BUSY))
 		return -EINVAL;
 	return 0;
 }
@@ -81,7 +82,8 @@ int lbi_lock_node_slot(struct lb_cpubatch *pc, struct lb_node *n)
 	for (tries = 0; tries < LBI_CHASE_MAX; tries++) {
 		uint32_t idx = ck_pr_load_32(&n->slot);
 
-		if (!idx)
+		/* Busy: in no batch; its flush is in flight (the callers wait). */
+		if (!idx || idx == LBI_SLOT_BUSY)
 			return 0;
 		if (idx > pc->slots.nr)
 			return -EINVAL;
