@@ -113,34 +113,58 @@ static void backend_unlock(struct lb_cpubatch *pc, void *be)
 enum lbi_phase { LBI_LEAVE, LBI_ENTER };
 
 /*
+ * A move within its own back-end (no @target_of, or one that names the
+ * object's back-end) is one step in phase 1, %LB_STEP_MOVE, under one
+ * hold: nothing is gained by leaving and entering the same lock twice.
+ * The tag of such an entry in @buf->nodes says %LB_OP_MOVE still; this
+ * bit of @local (per entry) says it is local, decided in phase 1.
+ */
+static bool move_is_local(const struct lb_cpubatch *pc, void *obj, void *src)
+{
+	return !pc->ops.target_of || pc->ops.target_of(obj) == src;
+}
+
+/*
  * The back-end entry @i works on in phase @ph, or NULL if it has nothing
- * to do there: phase 1 (leave) unlinks deletions and moves and rotates
- * rotations in their own back-end; phase 2 (enter) commits adds to theirs
- * and links moves into their target.
+ * to do there: phase 1 (leave) unlinks deletions and moves (or moves a
+ * local move whole) and rotates rotations in their own back-end; phase 2
+ * (enter) commits adds to theirs and links the other moves into their
+ * target. @local: bit i set by phase 1 for a local move.
  */
 static void *phase_backend(const struct lb_cpubatch *pc,
 			   const struct lbi_flushbuf *buf, unsigned int i,
-			   enum lbi_phase ph)
+			   enum lbi_phase ph, uint32_t *local)
 {
 	unsigned int op = lbi_ent_op(buf->nodes[i]);
-	void *obj = buf->objs[i];
+	void *obj = buf->objs[i], *be;
 
-	if (ph == LBI_LEAVE)
-		return op == LB_OP_ADD ? NULL : backend_of(pc, obj);
+	if (ph == LBI_LEAVE) {
+		if (op == LB_OP_ADD)
+			return NULL;
+		be = backend_of(pc, obj);
+		if (op == LB_OP_MOVE && move_is_local(pc, obj, be))
+			*local |= 1u << i;
+		return be;
+	}
 	if (op == LB_OP_ADD)
 		return backend_of(pc, obj);
-	if (op != LB_OP_MOVE)
+	if (op != LB_OP_MOVE || (*local & (1u << i)))
 		return NULL;
-	return pc->ops.target_of ? pc->ops.target_of(obj) : backend_of(pc, obj);
+	return pc->ops.target_of(obj);
 }
 
-/* The step an entry's operation asks in phase @ph (adds: @commit). */
-static int phase_step(unsigned int op, enum lbi_phase ph)
+/* The step entry @i asks in phase @ph (adds: -1, for @commit). */
+static int phase_step(const struct lbi_flushbuf *buf, unsigned int i,
+		      enum lbi_phase ph, uint32_t local)
 {
+	unsigned int op = lbi_ent_op(buf->nodes[i]);
+
 	if (op == LB_OP_ADD)
 		return -1;
 	if (op == LB_OP_ROTATE)
 		return LB_STEP_ROTATE;
+	if (op == LB_OP_MOVE && (local & (1u << i)))
+		return LB_STEP_MOVE;
 	return ph == LBI_LEAVE || op == LB_OP_DEL ? LB_STEP_UNLINK :
 						    LB_STEP_LINK;
 }
@@ -151,16 +175,16 @@ static int phase_step(unsigned int op, enum lbi_phase ph)
  */
 static void apply_run(struct lb_cpubatch *pc, void *be,
 		      const struct lbi_flushbuf *buf, const unsigned char *idx,
-		      unsigned int k, enum lbi_phase ph)
+		      unsigned int k, enum lbi_phase ph, uint32_t local)
 {
 	void *objs[LB_WBATCH_MAX];
 	unsigned int i = 0, j;
 
 	while (i < k) {
-		int step = phase_step(lbi_ent_op(buf->nodes[idx[i]]), ph);
+		int step = phase_step(buf, idx[i], ph, local);
 
 		for (j = i; j < k; j++) {
-			if (phase_step(lbi_ent_op(buf->nodes[idx[j]]), ph) != step)
+			if (phase_step(buf, idx[j], ph, local) != step)
 				break;
 			objs[j - i] = buf->objs[idx[j]];
 		}
@@ -180,7 +204,7 @@ static void apply_run(struct lb_cpubatch *pc, void *be,
  */
 static void phase_done(struct lb_cpubatch *pc, void *be,
 		       const struct lbi_flushbuf *buf, const unsigned char *idx,
-		       unsigned int k, enum lbi_phase ph)
+		       unsigned int k, enum lbi_phase ph, uint32_t local)
 {
 	void *added[LB_WBATCH_MAX];
 	unsigned int i, nadd = 0;
@@ -194,7 +218,8 @@ static void phase_done(struct lb_cpubatch *pc, void *be,
 		struct lb_node *n = lbi_ent_node(buf->nodes[idx[i]]);
 		unsigned int op = lbi_ent_op(buf->nodes[idx[i]]);
 
-		if ((ph == LBI_LEAVE && op == LB_OP_MOVE) ||
+		if ((ph == LBI_LEAVE && op == LB_OP_MOVE &&
+		     !(local & (1u << idx[i]))) ||
 		    (op == LB_OP_ADD && !pc->caller_refs))
 			continue;
 		lbi_tsan_release(&n->slot);
@@ -214,12 +239,14 @@ static unsigned int commit_ops(struct lb_cpubatch *pc, struct lbi_flushbuf *buf)
 	unsigned char idx[LB_WBATCH_MAX];
 	void *bes[LB_WBATCH_MAX];
 	unsigned int i, k, runs = 0, nr;
+	uint32_t local = 0;
 	enum lbi_phase ph;
 
+	_Static_assert(LB_WBATCH_MAX <= 32, "a bit per entry in local");
 	for (ph = LBI_LEAVE; ph <= LBI_ENTER; ph++) {
 		/* backend_of() and target_of() once per entry and phase. */
 		for (i = 0, nr = 0; i < buf->nr; i++) {
-			bes[nr] = phase_backend(pc, buf, i, ph);
+			bes[nr] = phase_backend(pc, buf, i, ph, &local);
 			if (bes[nr])
 				idx[nr++] = (unsigned char)i;
 		}
@@ -227,9 +254,9 @@ static unsigned int commit_ops(struct lb_cpubatch *pc, struct lbi_flushbuf *buf)
 			for (k = i + 1; k < nr && bes[k] == bes[i]; k++)
 				;
 			backend_lock(pc, bes[i]);
-			apply_run(pc, bes[i], buf, idx + i, k - i, ph);
+			apply_run(pc, bes[i], buf, idx + i, k - i, ph, local);
 			backend_unlock(pc, bes[i]);
-			phase_done(pc, bes[i], buf, idx + i, k - i, ph);
+			phase_done(pc, bes[i], buf, idx + i, k - i, ph, local);
 			runs++;
 		}
 	}

@@ -30,12 +30,17 @@ const char *lb_cpubatch_op_name(enum lb_op op)
 	return names[op];
 }
 
-/* The entry of @n in locked slot @s (it is there: the caller checked). */
+/*
+ * The entry of @n in locked slot @s, or the batch's count when it is not
+ * there: the node names the slot of an rseq add whose section has not
+ * committed yet (its attempt marks the node first), so the add is not
+ * done and there is no entry to compose with.
+ */
 static unsigned int find_entry(const struct lbi_slot *s, const struct lb_node *n)
 {
 	unsigned int i, nr = lbi_cb_nr(s);
 
-	for (i = 0; i + 1 < nr; i++)
+	for (i = 0; i < nr; i++)
 		if (lbi_ent_node(s->nodes[i]) == n)
 			break;
 	return i;
@@ -79,6 +84,9 @@ static int compose(unsigned int w, unsigned int op)
 	}
 	if (op == LB_OP_ADD)
 		return w == LB_OP_DEL ? 0 : -EEXIST;
+	/* A second bump of an item whose bump waits: that one does it. */
+	if (op == LB_OP_MOVE && w == LB_OP_MOVE)
+		return -EEXIST;
 	if (op == LB_OP_ROTATE && w == LB_OP_ROTATE)
 		return LB_OP_MERGED;
 	return 0;
@@ -93,11 +101,18 @@ static int op_waiting(struct lb_cpubatch *pc, unsigned int idx,
 		      struct lb_node *n, unsigned int op, uint32_t weight)
 {
 	struct lbi_slot *s = lbi_cb_slot(pc, idx);
-	unsigned int k = find_entry(s, n), w = lbi_ent_op(s->nodes[k]);
+	unsigned int k = find_entry(s, n), w;
 	uint32_t home;
 	void *obj;
-	int rc = compose(w, op), ctx;
+	int rc, ctx;
 
+	if (k == lbi_cb_nr(s)) {
+		/* An add of it is under way on that CPU: decide again. */
+		lbi_slot_unlock_remote(&pc->slots, idx);
+		return -EAGAIN;
+	}
+	w = lbi_ent_op(s->nodes[k]);
+	rc = compose(w, op);
 	if (rc == LB_OP_CANCELLED) {
 		obj = remove_entry(s, k, weight);
 		if (!obj) {
@@ -231,6 +246,11 @@ int lb_cpubatch_unqueue(struct lb_cpubatch *pc, struct lb_node *n,
 	idx = (unsigned int)rc - 1;
 	s = lbi_cb_slot(pc, idx);
 	k = find_entry(s, n);
+	if (k == lbi_cb_nr(s)) {
+		/* An add of it is under way on that CPU (find_entry()). */
+		lbi_slot_unlock_remote(&pc->slots, idx);
+		return -EBUSY;
+	}
 	w = lbi_ent_op(s->nodes[k]);
 	obj = remove_entry(s, k, weight);
 	lbi_slot_unlock_remote(&pc->slots, idx);

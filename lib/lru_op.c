@@ -8,9 +8,12 @@
  * As the kernel's lru_activate(), lru_move_tail() and lru_lazyfree() skip
  * a folio that is not on an LRU (isolated by reclaim, or not yet added),
  * every step skips an object that is not on the LRU when it runs: a queued
- * operation on an isolated object is dropped, not an error. A move marks
- * what its unlink took off (LBI_LRU_NODE_MOVING), so its link half puts
- * back only those.
+ * operation on an isolated object is dropped, not an error. An activation
+ * stays within the LRU (no target_of), so lb_cpubatch applies it whole,
+ * %LB_STEP_MOVE; the two halves (%LB_STEP_UNLINK, %LB_STEP_LINK) are kept
+ * for a batch set whose target_of sends moves elsewhere: the unlink marks
+ * what it took off (LBI_LRU_NODE_MOVING), so the link puts back only
+ * those.
  */
 #include "config.h"
 
@@ -61,6 +64,11 @@ void lbi_lru_apply(void *be, enum lb_op_step step, void **objs, unsigned int n)
 		}
 		if (step == LB_STEP_ROTATE) {
 			rotate(lru, node);
+		} else if (step == LB_STEP_MOVE) {
+			/* lru_activate(), whole: off its list, onto the active. */
+			lbi_lru_unlink(&h, node);
+			node->flags = LB_LRU_NODE_ACTIVE;
+			lbi_lru_link(lru, &h, node);
 		} else {
 			lbi_lru_unlink(&h, node);
 			node->flags |= LBI_LRU_NODE_MOVING;

@@ -336,9 +336,10 @@ struct lb_node {
  *         for every operation but %LB_OP_ADD (else %-EOPNOTSUPP).
  *         Optional.
  * @target_of: The back-end a %LB_OP_MOVE entry's object moves to, asked at
- *             flush after its %LB_STEP_UNLINK (so it may read what that
- *             step wrote). NULL: the object's own back-end (@backend_of).
- *             Optional.
+ *             flush in phase 1 (a move to the object's own back-end is one
+ *             %LB_STEP_MOVE there) and again in phase 2 for a move
+ *             elsewhere: it must give the same answer both times. NULL:
+ *             every move stays in the object's own back-end. Optional.
  *
  * Members added after @refcount are zero in positional initializers
  * written before them: such a back-end has no operation batches.

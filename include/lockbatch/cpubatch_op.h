@@ -42,7 +42,10 @@ extern "C" {
  *
  * 1. leave: in queue order, every %LB_OP_DEL and %LB_OP_MOVE entry is
  *    unlinked (%LB_STEP_UNLINK) and every %LB_OP_ROTATE entry rotated
- *    (%LB_STEP_ROTATE), under the lock of &lb_backend_ops.backend_of;
+ *    (%LB_STEP_ROTATE), under the lock of &lb_backend_ops.backend_of; a
+ *    move whose target is that same back-end is applied whole here
+ *    (%LB_STEP_MOVE: one hold, where leaving and entering would take
+ *    two) and takes no part in phase 2;
  * 2. enter: in queue order, every %LB_OP_ADD entry is committed
  *    (&lb_backend_ops.commit) under the lock of its back-end, and every
  *    %LB_OP_MOVE entry linked (%LB_STEP_LINK) under the lock of its
@@ -63,8 +66,10 @@ extern "C" {
  *   has a composition: %LB_OP_DEL after %LB_OP_ADD removes the entry (the
  *   object never reaches the back-end), %LB_OP_DEL after %LB_OP_MOVE or
  *   %LB_OP_ROTATE turns the entry into a deletion from the source,
- *   %LB_OP_ROTATE after %LB_OP_ROTATE is one rotation. Any other pair
- *   first flushes the slot holding the waiting entry (cause
+ *   %LB_OP_ROTATE after %LB_OP_ROTATE is one rotation; a repeat that
+ *   the waiting entry already does is refused (%-EEXIST: an add after
+ *   an add, a move or a rotation, a move after a move, a deletion after
+ *   a deletion). Any other pair first flushes the slot holding the waiting entry (cause
  *   %LB_FLUSH_DRAIN_OBJ), then queues the new operation on the current
  *   CPU's slot. (Composition avoids a flush on the two pairs a cache
  *   makes all the time, a bump followed by an eviction and a deletion of
@@ -165,8 +170,9 @@ struct lb_node;
  *             lb_cpubatch_add().
  * @LB_OP_MOVE: Unlink from its back-end (phase 1, %LB_STEP_UNLINK), then
  *              link into &lb_backend_ops.target_of (phase 2,
- *              %LB_STEP_LINK), which may be the same back-end (another
- *              list of it, e.g. activation).
+ *              %LB_STEP_LINK); a move within its own back-end (another
+ *              list of it, e.g. activation) is one step in phase 1,
+ *              %LB_STEP_MOVE.
  * @LB_OP_ROTATE: Move within its back-end (%LB_STEP_ROTATE; e.g. to the
  *                tail of its list, as lru_move_tail()).
  * @LB_OP_DEL: Unlink from its back-end (%LB_STEP_UNLINK); composed with a
@@ -191,11 +197,17 @@ enum lb_op {
  * @LB_STEP_LINK: Link objects that left another list of this or another
  *                back-end in this flush (the enter half of %LB_OP_MOVE).
  * @LB_STEP_ROTATE: Move the objects within the back-end (%LB_OP_ROTATE).
+ * @LB_STEP_MOVE: The whole of a %LB_OP_MOVE whose target is the object's
+ *                own back-end (no &lb_backend_ops.target_of, or one that
+ *                names it): take it off its list and link it where it
+ *                moves to (e.g. the active list), under one hold. Asked
+ *                only of back-ends where a move can stay in its back-end.
  */
 enum lb_op_step {
 	LB_STEP_UNLINK,
 	LB_STEP_LINK,
 	LB_STEP_ROTATE,
+	LB_STEP_MOVE,
 };
 
 /**
@@ -270,7 +282,10 @@ typedef long (*lb_count_fn)(void *obj, void *arg);
  *   %LB_CPUBATCH_NEST_MAX deep. Nothing changed.
  * * %-EEXIST - the waiting entry already does this: %LB_OP_ADD after
  *   %LB_OP_ADD, %LB_OP_MOVE or %LB_OP_ROTATE (the object is, or will be,
- *   linked already), %LB_OP_DEL after %LB_OP_DEL. Nothing changed.
+ *   linked already), %LB_OP_MOVE after %LB_OP_MOVE (a second bump of an
+ *   item whose bump waits, folio_activate() of a folio already in the
+ *   activate batch: the waiting one does it), %LB_OP_DEL after
+ *   %LB_OP_DEL. Nothing changed.
  * * %-EAGAIN - as lb_cpubatch_add() (deferred batches full), or the
  *   object kept moving between slots. Nothing changed.
  */
@@ -308,6 +323,8 @@ int lb_cpubatch_queue(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
  *   object as busy. In the counted mode an add being committed is not
  *   reported (its node reads "not cached" from its swap-out, as before;
  *   its reference shows in the count); in the caller-protected mode it is.
+ *   Also while an add of the object is under way on another thread (a
+ *   caller whose lock orders everything does not see that).
  * * %-EAGAIN - the object kept moving between slots.
  */
 int lb_cpubatch_unqueue(struct lb_cpubatch *pc, struct lb_node *n,

@@ -573,6 +573,10 @@ const char *lb_lru_path_name(enum lb_lru_path path);
  * per-object order, composition (a deletion of a waiting add cancels it)
  * and references are lb_cpubatch_queue()'s.
  *
+ * An operation other than %LB_OP_ADD needs an object that was handed to
+ * lb_lru_add() already (waiting or committed): one queued before the add
+ * holds the node, and the add then fails with %-EEXIST.
+ *
  * Context: as lb_cpubatch_queue(); the flush takes the LRU lock once per
  * step run.
  * Return: as lb_cpubatch_queue(); %-EINVAL also if @pc, @lru or @obj is

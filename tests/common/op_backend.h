@@ -58,7 +58,10 @@ struct opb_fix {
 /* One fixture per process: the callbacks find it here. */
 static struct opb_fix opb;
 static __thread char opb_self;
-/* Called by opb_apply() for every object, after its step (may be NULL). */
+/*
+ * Called by opb_apply() for every object after its step, and by
+ * opb_commit() (as %LB_STEP_LINK) after each add (may be NULL).
+ */
 static void (*opb_hook)(struct opb_obj *o, enum lb_op_step step);
 
 static inline void opb_err(void)
@@ -167,8 +170,11 @@ static void opb_commit(void *be, void **objs, unsigned int n)
 
 	if (!opb_held(be))
 		opb_err();
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		opb_link(be, objs[i]);
+		if (opb_hook)
+			opb_hook(objs[i], LB_STEP_LINK);
+	}
 }
 
 static void opb_apply(void *be, enum lb_op_step step, void **objs,
@@ -187,6 +193,11 @@ static void opb_apply(void *be, enum lb_op_step step, void **objs,
 			opb_unlink(l, o);
 			break;
 		case LB_STEP_LINK:
+			opb_link(l, o);
+			break;
+		case LB_STEP_MOVE:
+			/* Within one list: to its head, as a link would. */
+			opb_unlink(l, o);
 			opb_link(l, o);
 			break;
 		case LB_STEP_ROTATE:

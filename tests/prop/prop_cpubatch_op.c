@@ -101,7 +101,11 @@ static void m_flush(unsigned int s)
 		struct ment *e = &ms->e[i];
 
 		M.ops_flushed[e->op]++;
-		if (e->op == LB_OP_DEL || e->op == LB_OP_MOVE) {
+		if (e->op == LB_OP_MOVE && M.nr_be == 1) {
+			/* A move within its own list: one step, in phase 1. */
+			list_del(M.cur[e->id], e->id);
+			list_add_head(M.cur[e->id], e->id);
+		} else if (e->op == LB_OP_DEL || e->op == LB_OP_MOVE) {
 			list_del(M.cur[e->id], e->id);
 			M.linked[e->id] = false;
 		} else if (e->op == LB_OP_ROTATE) {
@@ -112,6 +116,10 @@ static void m_flush(unsigned int s)
 	for (i = 0; i < ms->nr; i++) {
 		struct ment *e = &ms->e[i];
 
+		if (e->op == LB_OP_MOVE && M.nr_be == 1) {
+			M.wait_slot[e->id] = NONE;
+			continue;
+		}
 		if (e->op == LB_OP_MOVE)
 			M.cur[e->id] = (M.cur[e->id] + 1) % M.nr_be;
 		if (e->op == LB_OP_ADD || e->op == LB_OP_MOVE) {
@@ -154,6 +162,7 @@ static int m_queue(unsigned int id, unsigned int op)
 		k = m_entry(s, id);
 		w = M.slot[s].e[k].op;
 		if ((op == LB_OP_DEL && w == LB_OP_DEL) ||
+		    (op == LB_OP_MOVE && w == LB_OP_MOVE) ||
 		    (op == LB_OP_ADD && w != LB_OP_DEL))
 			return -EEXIST;
 		M.ops[op]++;

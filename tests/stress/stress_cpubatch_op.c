@@ -128,7 +128,8 @@ static void one(struct lb_rng *r)
 		evict(c);
 		goto out;
 	}
-	if (rc < 0)
+	/* -EEXIST: a move after a waiting move, which does it. */
+	if (rc < 0 && rc != -EEXIST)
 		bad("queue", rc);
 out:
 	pthread_mutex_unlock(&c->lock);

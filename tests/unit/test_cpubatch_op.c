@@ -120,6 +120,7 @@ Test(op, move_waits_then_leaves_before_it_enters)
 	cr_assert(eq(int, lb_cpubatch_stats(pc, &st, NULL, 0), NSLOTS));
 	locks = st.backend_locks;
 	cr_assert(eq(int, q(1, LB_OP_MOVE), LB_OP_QUEUED));
+	cr_assert(eq(int, q(1, LB_OP_MOVE), -EEXIST), "the waiting move does it");
 	expect_list(0, all, 3);		/* waiting: nothing moved yet */
 	cr_assert(eq(int, lb_cpubatch_drain_all(pc), 1));
 	expect_list(0, l0, 2);
@@ -401,3 +402,54 @@ Test(caller, pull_tail_unqueues_under_the_list_lock)
 	expect_list(1, NULL, 0);
 	check_identities();
 }
+
+/* From inside the flush committing O[0]'s add (caller-protected). */
+static int add_busy_unqueue;
+
+static void add_busy_hook(struct opb_obj *o, enum lb_op_step step)
+{
+	if (o == &O[0] && step == LB_STEP_LINK)
+		add_busy_unqueue = lb_cpubatch_unqueue(pc, &o->node, 1, NULL);
+}
+
+Test(caller, an_add_being_committed_is_busy)
+{
+	cr_assert(eq(int, q(0, LB_OP_ADD), LB_OP_QUEUED));
+	opb_hook = add_busy_hook;
+	cr_assert(eq(int, lb_cpubatch_drain_all(pc), 1));
+	opb_hook = NULL;
+	/* No reference keeps it: the caller must see the flush. */
+	cr_assert(eq(int, add_busy_unqueue, -EBUSY));
+	cr_assert(eq(u32, O[0].node.slot, 0), "the mark goes after the commit");
+	cr_assert(eq(int, lb_cpubatch_unqueue(pc, &O[0].node, 1, NULL), 0));
+	check_identities();
+}
+
+Test(op, a_move_within_one_back_end_is_one_step)
+{
+	struct lb_backend_ops local = opb_ops(true);
+	struct lb_cpubatch_conf conf = LB_CPUBATCH_CONF_INIT(&local, NULL);
+	struct lb_cpubatch *one;
+	struct lb_cpubatch_stats st;
+	unsigned int want[] = { 0, 2, 1 };
+	uint64_t locks;
+
+	/* No target_of: every move stays in its own list, to the head. */
+	local.target_of = NULL;
+	conf.nr_slots = 1;
+	cr_assert(eq(int, lb_cpubatch_create(&one, &conf), 0));
+	cr_assert(ge(int, lb_cpubatch_add(one, &O[0], &O[0].node, 1), 0));
+	cr_assert(ge(int, lb_cpubatch_add(one, &O[1], &O[1].node, 1), 0));
+	cr_assert(ge(int, lb_cpubatch_add(one, &O[2], &O[2].node, 1), 0));
+	cr_assert(eq(int, lb_cpubatch_drain_all(one), 3));
+	cr_assert(eq(int, lb_cpubatch_queue(one, &O[0], &O[0].node, LB_OP_MOVE, 1),
+		     LB_OP_QUEUED));
+	cr_assert(eq(int, lb_cpubatch_stats(one, &st, NULL, 0), 1));
+	locks = st.backend_locks;
+	cr_assert(eq(int, lb_cpubatch_drain_all(one), 1));
+	expect_list(0, want, 3);
+	cr_assert(eq(int, lb_cpubatch_stats(one, &st, NULL, 0), 1));
+	cr_assert(eq(u64, st.backend_locks - locks, 1), "one hold, not two");
+	cr_assert(eq(int, lb_cpubatch_destroy(one), 0));
+}
+
