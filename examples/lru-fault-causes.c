@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
- * lru-fault --causes: why the no-sharing limit and weighted mode differ at
+ * lru-fault --causes: why the limit (the floor: a plain list per thread,
+ * no lock, no atomics, no clock read per object) and weighted mode differ at
  * N threads, in CPU ns per op (one object added or released), split into
  * three parts that add up to the gap:
  *
  * - fast path: weighted against limit with 1 thread, where nothing is
  *   shared. What the per-CPU batch (add, flush, the batch's reference)
- *   costs against a private list locked once per add.
+ *   and the list lock cost against the floor.
  * - lock hold growth: the time weighted spends holding the shared list
  *   lock per op at N threads less at 1 (holds where the holder was
  *   descheduled left out): lines of the list the holder finds in another

@@ -30,7 +30,8 @@ struct lf_worker {
 	unsigned int nr_pool;
 	unsigned int cursor;
 	struct lf_obj **live;		/* mapped in this loop */
-	struct lf_lru own;		/* limit mode's private list */
+	struct lf_lru own;		/* own-lru mode's private lb_lru */
+	struct lf_limit lim;		/* limit mode's private plain list */
 	struct lf_relq relq;
 	uint64_t stalls;
 	uint64_t add_errors;
@@ -44,7 +45,7 @@ struct lf_run {
 	uint32_t weight;
 	unsigned int nr_live;		/* objects mapped per loop */
 	struct lf_lru lru;
-	struct lb_cpubatch *pc;		/* NULL in limit mode */
+	struct lb_cpubatch *pc;		/* NULL in limit and own-lru mode */
 	struct lf_hooks hooks;
 	pthread_barrier_t start;
 	struct lf_worker *w;
@@ -158,20 +159,44 @@ struct lf_lru *lf_run_lru(struct lf_run *run)
 	return &run->lru;
 }
 
-static void *worker_main(void *arg)
+/*
+ * Limit mode's loops: the floor (lru-fault-limit.c). The clock is read
+ * before and after all loops, as in the other modes, never per object.
+ */
+static void limit_loops(struct lf_worker *w)
 {
-	struct lf_worker *w = arg;
+	unsigned int loop, nr = w->run->nr_live;
+
+	for (loop = 0; loop < w->run->conf->loops; loop++) {
+		lf_limit_populate(&w->lim, w->live, nr);
+		lf_limit_unmap(&w->lim, w->live, nr);
+	}
+}
+
+/* Every other mode: through the lb_cpubatch, or an lb_lru of its own. */
+static void lru_loops(struct lf_worker *w)
+{
 	unsigned int loop;
 
-	lf_relq_attach(&w->relq, w->lru);
-	pthread_barrier_wait(&w->run->start);
-	w->t_start = now_ns();
 	for (loop = 0; loop < w->run->conf->loops; loop++) {
 		populate(w);
 		if (w->run->hooks.unmapping)
 			w->run->hooks.unmapping(w->run, w->run->hooks.arg);
 		unmap(w);
 	}
+}
+
+static void *worker_main(void *arg)
+{
+	struct lf_worker *w = arg;
+
+	lf_relq_attach(&w->relq, w->lru);
+	pthread_barrier_wait(&w->run->start);
+	w->t_start = now_ns();
+	if (w->run->mode == LF_LIMIT)
+		limit_loops(w);
+	else
+		lru_loops(w);
 	lf_relq_detach(&w->relq);
 	w->t_end = now_ns();
 	w->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
@@ -207,12 +232,12 @@ static int workers_alloc(struct lf_run *run, unsigned int nr_slots)
 		struct lf_worker *w = &run->w[t];
 
 		w->run = run;
-		if (run->mode == LF_LIMIT) {
+		if (run->mode == LF_OWN_LRU) {
 			err = lf_lru_init(&w->own, run->conf->lock_kind, true);
 			if (err)
 				return err;
 		}
-		w->lru = run->mode == LF_LIMIT ? &w->own : &run->lru;
+		w->lru = run->mode == LF_OWN_LRU ? &w->own : &run->lru;
 		w->nr_pool = nr_pool;
 		w->pool = calloc(nr_pool, sizeof(*w->pool));
 		w->live = calloc(run->nr_live, sizeof(*w->live));
@@ -220,6 +245,8 @@ static int workers_alloc(struct lf_run *run, unsigned int nr_slots)
 			return -ENOMEM;
 		for (i = 0; i < nr_pool; i++)
 			w->pool[i].free = 1;
+		/* The same pool as the other modes: the same lines cycle. */
+		lf_limit_init(&w->lim, w->pool, nr_pool, run->weight);
 	}
 	return 0;
 }
@@ -268,8 +295,13 @@ static int check_objects(struct lf_run *run, uint64_t want_adds)
 		struct lf_worker *w = &run->w[t];
 
 		bad |= expect_eq("failed adds", w->add_errors, 0);
-		if (run->mode == LF_LIMIT)
+		if (run->mode == LF_OWN_LRU)
 			bad |= check_list(&w->own);
+		if (run->mode == LF_LIMIT)
+			bad |= expect_eq("objects left on a private list",
+					 w->lim.nr_listed, 0) |
+			       expect_eq("private list empty",
+					 cds_list_empty(&w->lim.head), 1);
 		for (i = 0; i < w->nr_pool; i++) {
 			adds += w->pool[i].adds;
 			if (check_object(&w->pool[i], t, i))
@@ -389,6 +421,29 @@ static bool verify(struct lf_run *run, uint64_t want)
 	return !bad;
 }
 
+/* own-lru mode: the per-thread lists' locks are the ones taken. */
+static void add_own_locks(struct lf_run *run, struct lf_result *res)
+{
+	struct lf_lru_state ls;
+	unsigned int t, p;
+
+	for (t = 0; t < run->conf->threads; t++) {
+		lf_lru_state(&run->w[t].own, &ls);
+		for (p = 0; p < LF_NR_PATHS; p++) {
+			struct lf_path_stats *d = &res->path[p];
+			const struct lf_path_stats *s = &ls.path[p];
+
+			d->acquisitions += s->acquisitions;
+			d->contentions += s->contentions;
+			d->wait_ns_total += s->wait_ns_total;
+			if (s->wait_ns_max > d->wait_ns_max)
+				d->wait_ns_max = s->wait_ns_max;
+			d->hold_ns_total += s->hold_ns_total;
+			d->holds_long += s->holds_long;
+		}
+	}
+}
+
 static void fill_result(struct lf_run *run, size_t size,
 			struct lf_result *res)
 {
@@ -409,6 +464,8 @@ static void fill_result(struct lf_run *run, size_t size,
 	res->splice = !conf->no_splice;
 	lf_lru_state(&run->lru, &ls);
 	memcpy(res->path, ls.path, sizeof(res->path));
+	if (run->mode == LF_OWN_LRU)
+		add_own_locks(run, res);
 }
 
 static const enum lb_cpubatch_mode cpubatch_mode[] = {
@@ -450,7 +507,7 @@ int lf_run(const struct lf_conf *conf, size_t size, enum lf_mode mode,
 	memset(res, 0, sizeof(*res));
 	run.weight = (uint32_t)(size / LF_UNIT);
 	run.nr_live = (unsigned int)(conf->mem / size);
-	if (hooks)
+	if (hooks && lf_mode_batched(mode))
 		run.hooks = *hooks;
 	want = (uint64_t)conf->threads * conf->loops * run.nr_live;
 	err = lf_lru_init(&run.lru, conf->lock_kind, !conf->no_splice);
@@ -458,7 +515,7 @@ int lf_run(const struct lf_conf *conf, size_t size, enum lf_mode mode,
 		return err;
 	res->cpu_src = lb_cpu_source();
 	res->nr_slots = lb_cpu_count();
-	if (mode != LF_LIMIT) {
+	if (lf_mode_batched(mode)) {
 		err = create_cpubatch(&run, res);
 		if (err)
 			goto out_lru;

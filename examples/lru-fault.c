@@ -41,8 +41,10 @@ static void usage(FILE *f)
 "  --sizes LIST     object sizes, multiples of 4K (default 4K,16K,64K)\n"
 "  --modes LIST     baseline (a lock hold per add), bypass (Linux 6.12: objects\n"
 "                   above 4K flush the batch), weighted (batches capped at 31\n"
-"                   pages), limit (an LRU per thread: its lock is never\n"
-"                   contended) (default: all four)\n"
+"                   pages), limit (the floor: a plain list per thread, no\n"
+"                   lock, no atomic instruction, no clock read per object),\n"
+"                   own-lru (an lb_lru per thread: its lock taken per object,\n"
+"                   never contended, no batch) (default: all but own-lru)\n"
 "  --lock KIND      mutex, spin, ticket, mcs or clh: the list lock (default\n"
 "                   mutex). With more threads than CPUs a lock holder is\n"
 "                   often preempted (the max waits of milliseconds in the\n"
@@ -55,7 +57,7 @@ static void usage(FILE *f)
 "                   calls lb_cpubatch_settle() on it (every other one also carries\n"
 "                   a third party's pin). Adds a table of settle outcomes and\n"
 "                   slots flushed per settle (goal: 1 per DRAINED, 0 per BUSY,\n"
-"                   no drain_all). Not in limit mode (no batches).\n"
+"                   no drain_all). Not in limit or own-lru mode (no batches).\n"
 "  --no-splice      the LRU (an lb_lru) inserts a committed batch one object\n"
 "                   at a time under its lock, as Linux 6.12 does, instead of\n"
 "                   linking it into a chain first and splicing that in O(1)\n"
@@ -204,7 +206,7 @@ static void set_defaults(struct lf_conf *c)
 	c->lock_kind = LB_LOCK_MUTEX;
 	for (i = 0; i < 3; i++)
 		c->sizes[c->nr_sizes++] = sizes[i];
-	for (i = 0; i < LF_NR_MODES; i++)
+	for (i = 0; i < LF_DEFAULT_MODES; i++)
 		c->modes[c->nr_modes++] = (enum lf_mode)i;
 }
 
@@ -367,7 +369,7 @@ int main(int argc, char **argv)
 	}
 	for (s = 0; s < c.nr_sizes; s++) {
 		for (m = 0; m < c.nr_modes; m++) {
-			bool splits = split && c.modes[m] != LF_LIMIT;
+			bool splits = split && lf_mode_batched(c.modes[m]);
 
 			progress(&c, nr, c.sizes[s], c.modes[m]);
 			err = lf_run(&c, c.sizes[s], c.modes[m],

@@ -9,9 +9,10 @@
  * off the list again in batches of up to 31 under the list lock.
  *
  * Files: lru-fault.c (options, main), lru-fault-lru.c (the LRU back-end:
- * an lb_lru, whose statistics keep the per-path lock accounting), lru-fault-run.c (one timed run:
- * workers, object pools, verification), lru-fault-report.c (table and
- * JSON).
+ * an lb_lru, whose statistics keep the per-path lock accounting),
+ * lru-fault-limit.c (limit mode, the floor), lru-fault-run.c (one timed
+ * run: workers, object pools, verification), lru-fault-report.c (table
+ * and JSON).
  */
 #ifndef LRU_FAULT_H
 #define LRU_FAULT_H
@@ -34,9 +35,23 @@ enum lf_mode {
 	LF_BASELINE,	/* LB_CPUBATCH_BASELINE: one lock hold per add */
 	LF_BYPASS,	/* LB_CPUBATCH_BYPASS_LARGE: Linux 6.12 */
 	LF_WEIGHTED,	/* LB_CPUBATCH_WEIGHTED: the seed series */
-	LF_LIMIT,	/* no sharing: an LRU per thread, never contended, no batch */
+	/*
+	 * The floor: a plain list per thread; no lock, no atomic instruction,
+	 * no clock read per object (lru-fault-limit.c).
+	 */
+	LF_LIMIT,
+	LF_OWN_LRU,	/* an lb_lru per thread: never contended, no batch */
 	LF_NR_MODES,
 };
+
+/* The modes the program runs when --modes is not given. */
+#define LF_DEFAULT_MODES 4
+
+/* Whether @mode adds through an lb_cpubatch (the others have none). */
+static inline bool lf_mode_batched(enum lf_mode mode)
+{
+	return mode != LF_LIMIT && mode != LF_OWN_LRU;
+}
 
 enum lf_path {
 	LF_PATH_ADD,		/* lb_cpubatch flushes committing added objects */
@@ -74,7 +89,7 @@ struct lf_path_stats {
 };
 
 /*
- * The LRU back-end: an lb_lru (shared, or one per thread in limit mode,
+ * The LRU back-end: an lb_lru (shared, or one per thread in own-lru mode,
  * where its lock is never contended). lb_lru attributes every acquisition
  * of its lock to the path that made it, which is the per-path accounting
  * this program reports.
@@ -116,6 +131,26 @@ void lf_relq_attach(struct lf_relq *q, struct lf_lru *lru);
 void lf_relq_flush(struct lf_relq *q);
 void lf_relq_detach(struct lf_relq *q);
 void lf_obj_put(struct lf_obj *obj);
+
+/*
+ * Limit mode's state, one per thread and touched by that thread alone:
+ * its pool, its list (linked through the objects' lb_lru_node links,
+ * which no lb_lru owns in this mode) and the ring cursor.
+ */
+struct lf_limit {
+	struct cds_list_head head;
+	struct lf_obj *pool;
+	unsigned int nr_pool;
+	unsigned int cursor;
+	uint32_t weight;
+	uint64_t nr_listed;
+};
+
+void lf_limit_init(struct lf_limit *l, struct lf_obj *pool,
+		   unsigned int nr_pool, uint32_t weight);
+void lf_limit_populate(struct lf_limit *l, struct lf_obj **live,
+		       unsigned int nr);
+void lf_limit_unmap(struct lf_limit *l, struct lf_obj **live, unsigned int nr);
 
 /* What the command line asks for. */
 struct lf_conf {
@@ -182,10 +217,11 @@ struct lf_worker;
  * with lf_obj_put() from a thread with an attached lf_relq. --split-every uses it to hand
  * every N-th object to a settler thread, as a split would.
  *
- * start runs once the lb_cpubatch exists and before the workers start (not in
- * limit mode: there is no lb_cpubatch); unmapping runs in each worker before
- * it drops its mapping references; stop runs after the workers joined,
- * before verification, and may fill its part of @res. All optional.
+ * start runs once the lb_cpubatch exists and before the workers start;
+ * unmapping runs in each worker before it drops its mapping references;
+ * stop runs after the workers joined, before verification, and may fill
+ * its part of @res. All optional. No hook runs in limit or own-lru mode:
+ * there is no lb_cpubatch.
  */
 struct lf_hooks {
 	void (*added)(struct lf_run *run, struct lf_obj *obj, void *arg);
@@ -195,7 +231,7 @@ struct lf_hooks {
 	void *arg;
 };
 
-/* The run's lb_cpubatch (NULL in limit mode) and its shared list. */
+/* The run's lb_cpubatch (NULL in limit and own-lru mode) and its shared list. */
 struct lb_cpubatch *lf_run_cpubatch(struct lf_run *run);
 struct lf_lru *lf_run_lru(struct lf_run *run);
 

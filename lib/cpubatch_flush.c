@@ -63,7 +63,7 @@ static void swap_out(struct lb_cpubatch *pc, unsigned int idx,
 	if (lbi_likely(!s->has_ops && !pc->caller_refs)) {
 		/* Adds only, counted: the nodes go as before. */
 		for (i = 0; i < nr; i++)
-			ck_pr_store_32(&s->nodes[i]->slot, 0);
+			lbi_node_set_slot(s->nodes[i], 0);
 		s->st.ops_flushed[LB_OP_ADD] += nr;
 	} else {
 		memcpy(buf->nodes, s->nodes, nr * sizeof(buf->nodes[0]));
@@ -72,8 +72,8 @@ static void swap_out(struct lb_cpubatch *pc, unsigned int idx,
 			bool busy = op != LB_OP_ADD || pc->caller_refs;
 
 			/* Busy until applied (LBI_SLOT_BUSY). */
-			ck_pr_store_32(&lbi_ent_node(s->nodes[i])->slot,
-				       busy ? LBI_SLOT_BUSY : 0);
+			lbi_node_set_slot(lbi_ent_node(s->nodes[i]),
+					  busy ? LBI_SLOT_BUSY : 0);
 			if (busy)
 				buf->ops |= op == LB_OP_ADD ?
 					LBI_OPS_BUSY_ADDS : 1u << (op - 1);
@@ -224,7 +224,7 @@ static void phase_done(struct lb_cpubatch *pc, void *be,
 			continue;
 		lbi_tsan_release(&n->slot);
 		ck_pr_fence_release();
-		ck_pr_store_32(&n->slot, 0);
+		lbi_node_set_slot(n, 0);
 	}
 }
 
@@ -436,7 +436,7 @@ int lbi_add_flush(struct lb_cpubatch *pc, unsigned int idx, void *obj,
 			s->st.ops[op]--;
 		ck_pr_store_64(&s->hdr.rseq.word, s->hdr.rseq.word -
 						     lbi_rseq_word(1, weight));
-		ck_pr_store_32(&n->slot, 0);
+		lbi_node_set_slot(n, 0);
 		lbi_cb_unlock_own(pc, idx);
 		if (pc->ops.put)
 			pc->ops.put(obj);
@@ -489,8 +489,7 @@ int lbi_drain_slot(struct lb_cpubatch *pc, unsigned int idx,
 		return 0;
 	}
 	for (i = 0; home && i < nr; i++)
-		if (ck_pr_load_32(&lbi_ent_node(s->nodes[i])->home) &
-		    LBI_HOME_MOVED) {
+		if (lbi_node_home(lbi_ent_node(s->nodes[i])) & LBI_HOME_MOVED) {
 			*home = LBI_HOME_MOVED;
 			break;
 		}

@@ -60,7 +60,7 @@ static void *remove_entry(struct lbi_slot *s, unsigned int k, uint32_t weight)
 
 	if (weight > lbi_rseq_weight(word))
 		return NULL;
-	ck_pr_store_32(&lbi_ent_node(s->nodes[k])->slot, 0);
+	lbi_node_set_slot(lbi_ent_node(s->nodes[k]), 0);
 	memmove(&s->objs[k], &s->objs[k + 1], (nr - k - 1) * sizeof(s->objs[0]));
 	memmove(&s->nodes[k], &s->nodes[k + 1],
 		(nr - k - 1) * sizeof(s->nodes[0]));
@@ -143,7 +143,7 @@ static int op_waiting(struct lb_cpubatch *pc, unsigned int idx,
 		lbi_slot_unlock_remote(&pc->slots, idx);
 		return ctx;
 	}
-	home = ck_pr_load_32(&n->home);	/* as drain_obj */
+	home = lbi_node_home(n);	/* as drain_obj */
 	lbi_flush_locked(pc, idx, LB_FLUSH_DRAIN_OBJ);
 	lbi_wait_home(pc, home);
 	return -EAGAIN;
@@ -159,11 +159,11 @@ static int op_waiting(struct lb_cpubatch *pc, unsigned int idx,
 static int op_wait_prior(struct lb_cpubatch *pc, struct lb_node *n,
 			 unsigned int op)
 {
-	if (ck_pr_load_32(&n->slot) != LBI_SLOT_BUSY) {
+	if (lbi_node_slot(n) != LBI_SLOT_BUSY) {
 		if (op == LB_OP_ADD)
 			return 0;
 		ck_pr_fence_load();	/* (D) */
-		if (!lbi_home_in_flight(pc, ck_pr_load_32(&n->home)))
+		if (!lbi_home_in_flight(pc, lbi_node_home(n)))
 			return 0;
 	}
 	if (lbi_context_check(pc))
@@ -181,8 +181,8 @@ static int op_check(const struct lb_cpubatch *pc, const void *obj,
 	if (!pc || !obj || !n || op >= LB_OP_NR || weight == 0 ||
 	    weight > LB_WBATCH_WEIGHT_MAX)
 		return -EINVAL;
-	owner = ck_pr_load_32(&n->owner);
-	slot = ck_pr_load_32(&n->slot);
+	owner = lbi_node_owner(n);
+	slot = lbi_node_slot(n);
 	if (slot > pc->slots.nr && slot != LBI_SLOT_BUSY)
 		return -EINVAL;
 	if (slot && owner && owner != pc->id)
@@ -242,7 +242,7 @@ int lb_cpubatch_unqueue(struct lb_cpubatch *pc, struct lb_node *n,
 	if (rc < 0)
 		return rc;
 	if (rc == 0)
-		return ck_pr_load_32(&n->slot) == LBI_SLOT_BUSY ? -EBUSY : 0;
+		return lbi_node_slot(n) == LBI_SLOT_BUSY ? -EBUSY : 0;
 	idx = (unsigned int)rc - 1;
 	s = lbi_cb_slot(pc, idx);
 	k = find_entry(s, n);

@@ -67,7 +67,7 @@ static int settle_cached(struct lb_cpubatch *pc, const struct lbi_count *c,
 static bool home_in_flight(const struct lb_cpubatch *pc, const struct lb_node *n)
 {
 	ck_pr_fence_load();
-	return lbi_home_in_flight(pc, ck_pr_load_32(&n->home));
+	return lbi_home_in_flight(pc, lbi_node_home(n));
 }
 
 static int settle(struct lb_cpubatch *pc, const struct lbi_count *c,
@@ -94,7 +94,7 @@ static int settle(struct lb_cpubatch *pc, const struct lbi_count *c,
 		if (rc > 0)
 			return settle_cached(pc, c, obj, (unsigned int)rc - 1,
 					     expected);
-		if (ck_pr_load_32(&n->slot) == LBI_SLOT_BUSY) {
+		if (lbi_node_slot(n) == LBI_SLOT_BUSY) {
 			/*
 			 * A flush is applying an operation to the object: what
 			 * the count means is known once it is done.
@@ -106,7 +106,7 @@ static int settle(struct lb_cpubatch *pc, const struct lbi_count *c,
 		ck_pr_fence_load();
 		r = read_count(pc, c, obj);
 		ck_pr_fence_load();
-		if (ck_pr_load_32(&n->slot)) {
+		if (lbi_node_slot(n)) {
 			/* Re-added between the two reads: decide again. */
 			if (++moves == LBI_CHASE_MAX)
 				return -EAGAIN;

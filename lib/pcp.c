@@ -441,15 +441,23 @@ alloc_held(struct lb_pcp *p, unsigned int order, void **out,
 	return 0;
 }
 
-/* A miss of the magazine: the lock path of the CPU the section ran on. */
+/*
+ * A miss of the magazine: the lock path of the CPU the section ran on.
+ * Only the rseq path fences, so only its misses count the fences they made
+ * (&lb_pcp_stats.owner_fences: the owner stays out of the kernel).
+ */
 static __attribute__((noinline)) int alloc_miss(struct lb_pcp *p,
 						unsigned int order,
 						void **out, int cpu)
 {
 	struct lbi_pcp_slot *sl = miss_slot(p, cpu);
+	uint64_t m0 = lbi_rseq_membarriers;
+	int rc;
 
 	owner_lock(p, sl, LBI_PCP_RSEQ);
-	return alloc_held(p, order, out, sl, LBI_PCP_RSEQ);
+	rc = alloc_held(p, order, out, sl, LBI_PCP_RSEQ);
+	lbi_pcp_count_fences(&p->owner_fences, m0);
+	return rc;
 }
 
 /* &lb_pcp.alloc_path of the rseq path: orders above 0. */
@@ -570,9 +578,13 @@ static __attribute__((noinline)) int free_miss(struct lb_pcp *p, void *obj,
 					       unsigned int order, int cpu)
 {
 	struct lbi_pcp_slot *sl = miss_slot(p, cpu);
+	uint64_t m0 = lbi_rseq_membarriers;
+	int rc;
 
 	owner_lock(p, sl, LBI_PCP_RSEQ);
-	return free_held(p, obj, order, sl, LBI_PCP_RSEQ);
+	rc = free_held(p, obj, order, sl, LBI_PCP_RSEQ);
+	lbi_pcp_count_fences(&p->owner_fences, m0);
+	return rc;
 }
 
 /* &lb_pcp.free_path of the rseq path: orders above 0. */

@@ -272,6 +272,7 @@ int lb_pcp_stats(struct lb_pcp *p, struct lb_pcp_stats *out,
 		out->backend_locks = ls.acquisitions;
 		out->nr_slots = p->slots.nr;
 		out->rseq = p->slots.rseq;
+		lbi_pcp_fence_stats(p, out);
 	}
 	return (int)p->slots.nr;
 }

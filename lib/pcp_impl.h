@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include <ck_md.h>
+#include <ck_pr.h>
 #include <ck_spinlock.h>
 #include <urcu/list.h>
 
@@ -102,6 +103,12 @@ struct lb_pcp {
 	struct lb_lock lock;		/* the back-end lock, unless the caller's */
 	struct lb_lock *bl;		/* the one in use: &lock or the caller's */
 	struct lbi_pcp_dbg *dbg;	/* LB_PCP_F_DEBUG only */
+	/*
+	 * membarrier() calls made by this cache's slot holds, atomic: all of
+	 * them, and those made inside owner calls (&lb_pcp_stats.fences).
+	 */
+	uint64_t fences;
+	uint64_t owner_fences;
 
 	/* Ticks: lb_pcp_tick() and the decay thread, under tick_mutex. */
 	pthread_mutex_t tick_mutex;
@@ -232,6 +239,21 @@ void lbi_pcp_lock_rseq(struct lb_pcp *p, struct lbi_pcp_slot *sl);
 bool lbi_pcp_lock_nonempty(struct lb_pcp *p, struct lbi_pcp_slot *sl);
 void lbi_pcp_unlock_rseq(struct lb_pcp *p, struct lbi_pcp_slot *sl,
 			 bool owner);
+/* The fence counters into &lb_pcp_stats (lb_pcp_stats()). */
+void lbi_pcp_fence_stats(struct lb_pcp *p, struct lb_pcp_stats *out);
+
+/*
+ * Charge the membarrier() calls this thread made since it read @before
+ * (lbi_rseq_membarriers) to @counter. Cheap when none was made, the
+ * usual case: one thread-local load and a compare.
+ */
+static inline void lbi_pcp_count_fences(uint64_t *counter, uint64_t before)
+{
+	uint64_t made = lbi_rseq_membarriers - before;
+
+	if (lbi_unlikely(made))
+		ck_pr_add_64(counter, made);
+}
 
 /* R1-R2 then the fold: any slot, from any thread (owner or remote). */
 static inline void lbi_pcp_lock(struct lb_pcp *p, struct lbi_pcp_slot *sl)

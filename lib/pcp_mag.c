@@ -183,7 +183,10 @@ static void mag_reload(struct lb_pcp *p, struct lbi_pcp_slot *sl)
 /* lbi_pcp_lock() on the rseq path. */
 void lbi_pcp_lock_rseq(struct lb_pcp *p, struct lbi_pcp_slot *sl)
 {
+	uint64_t m0 = lbi_rseq_membarriers;
+
 	lbi_slot_lock_remote(&p->slots, lbi_pcp_slot_idx(p, sl), false);
+	lbi_pcp_count_fences(&p->fences, m0);
 	lbi_pcp_mag_fold(sl);
 }
 
@@ -196,6 +199,7 @@ void lbi_pcp_lock_rseq(struct lb_pcp *p, struct lbi_pcp_slot *sl)
 bool lbi_pcp_lock_nonempty(struct lb_pcp *p, struct lbi_pcp_slot *sl)
 {
 	unsigned int idx = lbi_pcp_slot_idx(p, sl);
+	uint64_t m0;
 
 	if (!p->slots.rseq) {
 		lbi_slot_lock(&sl->hdr);
@@ -207,7 +211,9 @@ bool lbi_pcp_lock_nonempty(struct lb_pcp *p, struct lbi_pcp_slot *sl)
 		ck_pr_store_32(&sl->hdr.rseq.cap, 0);
 		return false;
 	}
+	m0 = lbi_rseq_membarriers;
 	lbi_rseq_fence((int)idx);
+	lbi_pcp_count_fences(&p->fences, m0);
 	lbi_pcp_mag_fold(sl);
 	return true;
 }
@@ -219,4 +225,10 @@ void lbi_pcp_unlock_rseq(struct lb_pcp *p, struct lbi_pcp_slot *sl,
 	if (owner)
 		mag_reload(p, sl);
 	lbi_slot_unlock_remote(&p->slots, lbi_pcp_slot_idx(p, sl));
+}
+
+void lbi_pcp_fence_stats(struct lb_pcp *p, struct lb_pcp_stats *out)
+{
+	out->fences = ck_pr_load_64(&p->fences);
+	out->owner_fences = ck_pr_load_64(&p->owner_fences);
 }

@@ -312,10 +312,12 @@ other:									\
 lbi_rseq_done:
 
 /*
- * Pop to *out: word = h->word; empty when its count is 0; new = word +
- * add (count - 1, weight + 1 with add = 2^32 - 1); item = items[new
- * count]; commit h->word = new; then, past the post-commit label, *out =
- * item: an aborted section never writes *out.
+ * Pop to *out: word = h->word; empty when its count is 0; item =
+ * items[count - 1], indexed by the old count (so the load does not wait
+ * for the new word); new = word + add (count - 1, weight + 1 with add =
+ * 2^32 - 1); commit h->word = new; then, past the post-commit label, *out
+ * = item: an aborted section never writes *out. @add is a constant (an
+ * immediate: no register is taken for it, so the caller saves none).
  */
 #define lbi_rseq_arch_pcp_pop(cpu_, off_, h_, items_, out_, add_)	\
 __extension__ ({							\
@@ -324,7 +326,6 @@ __extension__ ({							\
 	long lbi_off = (off_);						\
 	struct lbi_rseq_hdr *lbi_h = (h_);				\
 	void **lbi_out = (out_);					\
-	uint64_t lbi_add = (add_);					\
 	int lbi_rc;							\
 									\
 	__asm__ goto(							\
@@ -332,9 +333,10 @@ __extension__ ({							\
 		"movq 8(%[h]), %%rcx\n\t"				\
 		"testl %%ecx, %%ecx\n\t"				\
 		"jz %l[empty]\n\t"				\
-		"leaq (%%rcx, %[add]), %%rdx\n\t"			\
-		"movl %%edx, %%eax\n\t"					\
-		"movq %c[items](%[h], %%rax, 8), %%rax\n\t"		\
+		"movl %%ecx, %%eax\n\t"					\
+		"movabsq %[add], %%rdx\n\t"				\
+		"movq %c[items]-8(%[h], %%rax, 8), %%rax\n\t"		\
+		"addq %%rcx, %%rdx\n\t"				\
 		/* (f) commit: the item is the caller's from here on */	\
 		"movq %%rdx, 8(%[h])\n\t"				\
 		LBI_RSEQ_ASM_END					\
@@ -342,7 +344,7 @@ __extension__ ({							\
 		:							\
 		: [cpu] "r" (lbi_cpu), [off] "r" (lbi_off),		\
 		  [h] "r" (lbi_h), [items] "i" (items_),		\
-		  [out] "r" (lbi_out), [add] "r" (lbi_add)		\
+		  [out] "r" (lbi_out), [add] "i" (add_)			\
 		: "memory", "cc", "rax", "rcx", "rdx"			\
 		: abort, stopped, empty);	\
 	LBI_RSEQ_PCP_TAIL(empty, LBI_RSEQ_EMPTY, lbi_rc)	\

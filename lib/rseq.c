@@ -23,8 +23,11 @@
 static pthread_once_t lbi_rseq_once = PTHREAD_ONCE_INIT;
 static enum lbi_rseq_why lbi_rseq_state = LBI_RSEQ_WHY_ARCH;
 
+_Thread_local uint64_t lbi_rseq_membarriers;
+
 static long lbi_membarrier(int cmd, unsigned int flags, int cpu)
 {
+	lbi_rseq_membarriers++;
 	return syscall(__NR_membarrier, cmd, flags, cpu);
 }
 

@@ -380,6 +380,13 @@ bool lbi_rseq_usable(bool force_lock, unsigned int nr_slots);
  */
 unsigned int lbi_rseq_nr_cpu_ids(void);
 
+/*
+ * membarrier() calls this thread has made (every command: registration,
+ * fences, their fallbacks). Callers read it around a hold to count the
+ * fences it made (lb_pcp's &lb_pcp_stats.fences and .owner_fences).
+ */
+extern _Thread_local uint64_t lbi_rseq_membarriers;
+
 /**
  * lbi_rseq_fence() - Restart any critical section running on @cpu.
  * @cpu: The CPU, >= 0.

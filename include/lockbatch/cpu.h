@@ -29,6 +29,41 @@ extern "C" {
  */
 
 /**
+ * DOC: System calls
+ *
+ * The owner never enters the kernel: an owner call of either cache
+ * (lb_cpubatch_add(), lb_pcp_alloc(), lb_pcp_free()), including the
+ * flushes, refills, spills and magazine reloads it makes itself, is user
+ * code, a ck spinlock and the back-end's lock and callbacks. Its own slot
+ * needs no fence: a section of another thread on the same CPU is
+ * preempted, and restarts before it runs again. The CPU id is a load from
+ * the rseq area (sched_getcpu() is a vDSO call, a syscall only where the
+ * kernel offers no vDSO). tests/stress/stress_owner_syscalls.c runs owner
+ * calls with every system call of the thread trapped by a seccomp filter.
+ *
+ * What remains, all off the owner's fast path:
+ *
+ * - registration: one membarrier(%MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ)
+ *   per process, from the library's constructor, when the rseq path is
+ *   usable (lb_cpu_path());
+ * - remote fences: one membarrier(%MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ)
+ *   per slot of another CPU that a remote access stops and then writes
+ *   (drain of a slot or of an object, drain_all, settle, decay, destroy);
+ *   skipped for a slot seen empty. lb_pcp counts them
+ *   (&lb_pcp_stats.fences);
+ * - owner calls that fence anyway, rare and counted by lb_pcp
+ *   (&lb_pcp_stats.owner_fences): a thread migrated between its section
+ *   and the slot lock of its lock path fences the slot it left; an
+ *   allocation that finds the back-end empty drains the other slots
+ *   before it fails with -ENOMEM;
+ * - waiting: a slot lock another thread holds is spun on, then waited for
+ *   with sched_yield(); a %LB_LOCK_MUTEX back-end lock may sleep in futex();
+ * - the decay thread (lb_pcp_decay_thread_start()): its sleeps, and its
+ *   ticks' remote fences;
+ * - whatever the caller's callbacks (back-end, get/put) do.
+ */
+
+/**
  * enum lb_cpu_src - Where a CPU id comes from.
  * @LB_CPU_SRC_RSEQ: glibc's registered rseq area.
  * @LB_CPU_SRC_GETCPU: sched_getcpu().

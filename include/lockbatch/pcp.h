@@ -186,6 +186,11 @@ extern "C" {
  * LINUX fidelity tests (injected CPU ids) run on the lock path, and
  * tests/prop/prop_pcp_paths.c checks both paths against the same model.
  *
+ * System calls: an owner call makes none (its own slot needs no fence);
+ * the registration, remote fences, the decay thread and waits for a lock
+ * held elsewhere remain, as DOC: System calls (lockbatch/cpu.h) lists;
+ * &lb_pcp_stats.fences and .owner_fences count the fences.
+ *
  * Signal handlers may call lb_pcp_alloc() and lb_pcp_free(): a section
  * interrupted by a signal restarts. A handler that can hit the lock path
  * (any call, in general) must not interrupt a lock-path call of the same
@@ -446,6 +451,14 @@ struct lb_pcp_slot_stats {
  * @nr_slots: Slots.
  * @rseq: 1 when order-0 owner calls run on the rseq path (DOC: Owner
  *	path), 0 on the lock path.
+ * @fences: membarrier() fences this cache's slot holds made, from any
+ *	thread (remote accesses: drains, decay, destroy; @owner_fences
+ *	included). 0 on the lock path, which never fences.
+ * @owner_fences: Of @fences, those made inside lb_pcp_alloc() and
+ *	lb_pcp_free() calls, their refills, flushes and magazine reloads and
+ *	spills included. 0 but for the two rare cases DOC: System calls
+ *	(lockbatch/cpu.h) lists: a thread that migrated between its section
+ *	and its slot lock, and an allocation that found the back-end empty.
  */
 struct lb_pcp_stats {
 	struct lb_pcp_slot_stats total;
@@ -453,6 +466,8 @@ struct lb_pcp_stats {
 	uint64_t backend_locks;
 	unsigned int nr_slots;
 	unsigned int rseq;
+	uint64_t fences;
+	uint64_t owner_fences;
 };
 
 struct lb_pcp;

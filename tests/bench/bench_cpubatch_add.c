@@ -12,6 +12,9 @@
  * - loop_noflush_cpu: the same with the library's own CPU-id source.
  * - loop_all_injected: weight-1 adds back to back, a flush every 31st:
  *   the amortised cost including commit under the back-end lock.
+ * - loop_floor_all: the floor of that loop, floor_add(): a plain
+ *   per-thread array append, and every 31st a plain list splice of the 31
+ *   onto one list (no lock, no atomic instruction, no clock read).
  *
  * Run directly it prints wall-clock ns per add (noisy on shared machines:
  * compare rows of one run, never runs); --json prints the same as JSON.
@@ -23,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <urcu/list.h>
 
 #include <lockbatch/lock.h>
 #include <lockbatch/cpubatch.h>
@@ -147,6 +152,153 @@ static __attribute__((noinline)) int array_add(void *obj, struct lb_node *n)
 }
 
 /*
+ * The floor of a flush every 31st: append to a per-thread array; the 31st
+ * links the 31 objects into a chain and splices it onto one plain list,
+ * as a flush commits a batch (lb_lru's splice commit), with no lock.
+ */
+#define FLOOR_BATCH 31
+
+struct floor_item {
+	struct cds_list_head link;
+};
+
+static CDS_LIST_HEAD(floor_list);
+static __thread struct {
+	struct floor_item *objs[FLOOR_BATCH];
+	unsigned int nr;
+} floor_batch;
+
+static __attribute__((noinline)) int floor_add(struct floor_item *obj)
+{
+	struct cds_list_head chain;
+	unsigned int i;
+
+	floor_batch.objs[floor_batch.nr++] = obj;
+	if (floor_batch.nr < FLOOR_BATCH)
+		return 0;
+	CDS_INIT_LIST_HEAD(&chain);
+	for (i = 0; i < FLOOR_BATCH; i++)
+		cds_list_add_tail(&floor_batch.objs[i]->link, &chain);
+	cds_list_splice(&chain, &floor_list);
+	committed += FLOOR_BATCH;
+	floor_batch.nr = 0;
+	return 0;
+}
+
+/* The objects go back to nobody's list between passes: reuse them. */
+static __attribute__((noinline)) void loop_floor_all(struct floor_item *fi,
+						     unsigned long rounds)
+{
+	unsigned long r;
+	unsigned int i;
+
+	for (r = 0; r < rounds; r++) {
+		for (i = 0; i < ALL_OBJS; i++)
+			floor_add(&fi[i]);
+		CDS_INIT_LIST_HEAD(&floor_list);
+	}
+}
+
+static double thread_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+/*
+ * All adds with a flush every 31st on the real CPU (the default path: rseq
+ * where registered; and the lock path forced), against the floor: per
+ * repetition every loop runs CHUNKS times interleaved and keeps its
+ * fastest chunk (thread CPU time: time preempted by other jobs does not
+ * count); the ratios are within a repetition, median and spread printed.
+ */
+#define FLOOR_REPS 5
+#define FLOOR_CHUNKS 8
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void print_floor(struct item *it, unsigned long adds, int json)
+{
+	struct lb_cpubatch_conf conf = {
+		.mode = LB_CPUBATCH_WEIGHTED, .ops = &ops,
+	};
+	struct floor_item *fi = calloc(ALL_OBJS, sizeof(*fi));
+	unsigned long rounds = adds / ALL_OBJS / FLOOR_CHUNKS;
+	double rs[FLOOR_REPS], lk[FLOOR_REPS], fl[FLOOR_REPS];
+	double qr[FLOOR_REPS], ql[FLOOR_REPS];
+	struct lb_cpubatch *pc[2];
+	struct lb_cpubatch_stats st;
+	int rep, ch, k;
+
+	if (!fi)
+		exit(2);
+	if (!rounds)
+		rounds = 1;
+	if (lb_cpubatch_create(&pc[0], &conf))
+		exit(2);
+	conf.flags = LB_CPUBATCH_F_LOCK_PATH;
+	if (lb_cpubatch_create(&pc[1], &conf))
+		exit(2);
+	lb_cpubatch_stats(pc[0], &st, NULL, 0);
+	for (rep = 0; rep < FLOOR_REPS; rep++) {
+		double best[3] = { 1e300, 1e300, 1e300 };
+
+		for (ch = 0; ch < FLOOR_CHUNKS; ch++) {
+			for (k = 0; k < 3; k++) {
+				int v = (k + rep + ch) % 3;
+				double t0 = thread_ns(), t;
+
+				if (v == 2)
+					loop_floor_all(fi, rounds);
+				else
+					loop_all_injected(pc[v], it, rounds);
+				t = (thread_ns() - t0) / (double)(rounds * ALL_OBJS);
+				if (t < best[v])
+					best[v] = t;
+			}
+		}
+		rs[rep] = best[0];
+		lk[rep] = best[1];
+		fl[rep] = best[2];
+		qr[rep] = best[0] / best[2];
+		ql[rep] = best[1] / best[2];
+	}
+	qsort(rs, FLOOR_REPS, sizeof(double), cmp_double);
+	qsort(lk, FLOOR_REPS, sizeof(double), cmp_double);
+	qsort(fl, FLOOR_REPS, sizeof(double), cmp_double);
+	qsort(qr, FLOOR_REPS, sizeof(double), cmp_double);
+	qsort(ql, FLOOR_REPS, sizeof(double), cmp_double);
+	k = FLOOR_REPS / 2;
+	if (json)
+		printf("{\"floor\":\"array append, plain list splice per 31\","
+		       "\"path\":\"%s\",\"floor_ns\":%.2f,\"default_ns\":%.2f,"
+		       "\"lock_path_ns\":%.2f,\"default_over_floor\":%.3f,"
+		       "\"default_over_floor_lo\":%.3f,\"default_over_floor_hi\":%.3f,"
+		       "\"lock_path_over_floor\":%.3f}\n",
+		       st.path == LB_CPU_PATH_RSEQ ? "rseq" : "lock", fl[k],
+		       rs[k], lk[k], qr[k], qr[0], qr[FLOOR_REPS - 1], ql[k]);
+	else
+		printf("all adds, a flush every 31st (real CPU), ns/add, median of %d\n"
+		       "(ratios within a repetition, [lowest, highest]); floor: array append\n"
+		       "plus a plain list splice per 31, no lock, no atomics, no clock reads:\n"
+		       "  floor %.2f, default path (%s) %.2f = %.2fx [%.2f, %.2f] the floor,\n"
+		       "  lock path %.2f = %.2fx [%.2f, %.2f]\n", FLOOR_REPS,
+		       fl[k], st.path == LB_CPU_PATH_RSEQ ? "rseq" : "lock",
+		       rs[k], qr[k], qr[0], qr[FLOOR_REPS - 1], lk[k], ql[k],
+		       ql[0], ql[FLOOR_REPS - 1]);
+	lb_cpubatch_destroy(pc[0]);
+	lb_cpubatch_destroy(pc[1]);
+	free(fi);
+}
+
+/*
  * ns per no-flush add, the adds alone: each round of 30 adds is timed on
  * its own and the drain that empties the batch is left out. @pc NULL
  * times array_add(). The clock's cost is in every row alike.
@@ -267,11 +419,18 @@ int main(int argc, char **argv)
 		lb_cpubatch_destroy(pc);
 	}
 	if (cg) {
+		struct floor_item *fi = calloc(ALL_OBJS, sizeof(*fi));
+
+		if (!fi)
+			return 2;
+		loop_floor_all(fi, adds / ALL_OBJS);
+		free(fi);
 		/* For the report: valgrind may not support rseq. */
 		printf("cpu_source=%s\n", lb_cpu_source_name(lb_cpu_source()));
 		return 0;
 	}
 	print_paths(it, adds, json);
+	print_floor(it, adds, json);
 	if (json) {
 		printf("[");
 		for (i = 0; i < 3; i++)

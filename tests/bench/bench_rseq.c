@@ -367,6 +367,7 @@ int main(int argc, char **argv)
 	}
 	printf("owner path: %s; %lu push+pop pairs x %d runs, pinned to CPU 0\n",
 	       lb_cpu_path_name(), pairs, RUNS);
+	printf("x tls: over the floor, a thread-local array behind the same calls (no lock, no atomics)\n");
 	printf("%-6s %10s %10s %10s\n", "", "ns median", "ns min", "x tls");
 	for (i = 0; i < nv; i++) {
 		if (!rseq && !strncmp(v[i].name, "rseq", 4)) {
