@@ -405,6 +405,13 @@ static struct pc_entry *entry_new(struct pc_cache *c, uint64_t key)
 	if (!e)
 		return NULL;
 	e->key = key;
+	/*
+	 * No activation before insert() has handed it to the LRU: readers
+	 * find it in the table first, and a move queued before its add
+	 * would make that add fail (the kernel's folio_activate() skips a
+	 * folio without PG_lru for the same reason).
+	 */
+	e->active = 1;
 	e->cache = c;
 	e->nr_pages = pc_key_pages(key);
 	e->ref = 2;		/* the table's and ours */
@@ -465,8 +472,33 @@ static void insert(struct pc_cache *c, uint64_t key, struct pc_result *tls)
 	tls->inserts++;
 	pc_order_stamp(e);
 	lb_lru_add(c->batch, c->lru, e);
+	__atomic_store_n(&e->active, 0, __ATOMIC_RELEASE);
 	entry_read(c, e, false);
 	entry_put(e);
+}
+
+/*
+ * folio_mark_accessed(): the access of an entry already referenced moves
+ * it to the active list, through the op batch (folio_activate()), unless
+ * it is active or on its way there already, or still waits in an add
+ * batch (not on the LRU yet: the kernel's folio_activate() skips a folio
+ * without PG_lru). The flag is the entry's, so the hit path reads no
+ * LRU-owned field; aging clears it.
+ */
+static void activate(struct pc_cache *c, struct pc_entry *e,
+		     struct pc_result *tls)
+{
+	uint32_t zero = 0;
+
+	if (__atomic_load_n(&e->active, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&e->lru.batch.slot, __ATOMIC_RELAXED) ||
+	    !__atomic_compare_exchange_n(&e->active, &zero, 1, false,
+					 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return;
+	if (lb_lru_queue(c->batch, c->lru, e, LB_OP_MOVE) < 0)
+		__atomic_store_n(&e->active, 0, __ATOMIC_RELAXED);
+	else
+		tls->activations++;
 }
 
 int pc_cache_access(struct pc_cache *c, uint64_t key, struct pc_result *tls)
@@ -475,7 +507,11 @@ int pc_cache_access(struct pc_cache *c, uint64_t key, struct pc_result *tls)
 
 	tls->ops++;
 	if (e) {
+		bool referenced = lb_refbits_count(&e->rb) > 0;
+
 		entry_read(c, e, true);
+		if (referenced)
+			activate(c, e, tls);
 		/* A reader that sleeps on its pages: eviction must skip it. */
 		if (c->conf.hold_every && tls->hits % c->conf.hold_every == 0)
 			sched_yield();
@@ -536,6 +572,8 @@ static void judge(struct pc_cache *c, struct pc_entry *e, bool all)
 	int rc;
 
 	e->evict = 0;
+	/* Its activation, if one was queued, found it isolated: may ask again. */
+	__atomic_store_n(&e->active, 0, __ATOMIC_RELAXED);
 	if (!all && lb_refbits_test_and_clear(&e->rb, count_flush, c) > 0) {
 		ev->rotated++;
 		return;
@@ -561,6 +599,36 @@ static void judge(struct pc_cache *c, struct pc_entry *e, bool all)
 	__atomic_sub_fetch(&c->charged, e->nr_pages, __ATOMIC_RELAXED);
 	ev->evicted++;
 	ev->evicted_pages += e->nr_pages;
+}
+
+/*
+ * Aging, as shrink_active_list() when inactive_is_low(): while the active
+ * list is the longer one (or, for @all, not empty), a batch from its tail
+ * goes back to the inactive list, referenced bits cleared, so activation
+ * never pins an entry out of reclaim's reach.
+ */
+static void age_active(struct pc_cache *c, bool all)
+{
+	struct cds_list_head iso, *pos;
+	struct lb_lru_stats st;
+
+	lb_lru_stats(c->lru, &st);
+	if (!st.nr[LB_LRU_ACTIVE] ||
+	    (!all && st.nr[LB_LRU_ACTIVE] <= st.nr[LB_LRU_INACTIVE]))
+		return;
+	CDS_INIT_LIST_HEAD(&iso);
+	lb_lru_isolate(c->lru, LB_LRU_ACTIVE, &iso, PC_EVICT_BATCH, NULL, NULL);
+	cds_list_for_each(pos, &iso) {
+		struct lb_lru_node *n = cds_list_entry(pos, struct lb_lru_node,
+						       link);
+		struct pc_entry *e = lb_lru_obj_of(c->lru, n);
+
+		lb_refbits_test_and_clear(&e->rb, count_flush, c);
+		lb_lru_node_set_active(n, false);
+		__atomic_store_n(&e->active, 0, __ATOMIC_RELAXED);
+		c->ev.deactivated++;
+	}
+	lb_lru_putback(c->lru, &iso, 0);
 }
 
 /*
@@ -591,6 +659,7 @@ uint64_t pc_cache_evict(struct pc_cache *c, bool all)
 	if (!all)
 		s.want = charged - c->conf.limit_pages +
 			 (c->conf.limit_pages >> PC_EVICT_GAP_SHIFT);
+	age_active(c, all);
 	CDS_INIT_LIST_HEAD(&iso);
 	n = lb_lru_isolate(c->lru, LB_LRU_INACTIVE, &iso, PC_EVICT_BATCH,
 			   evict_scan, &s);

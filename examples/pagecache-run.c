@@ -191,6 +191,7 @@ static void wait_workers(struct pc_run *run, struct pc_result *res)
 		pthread_join(run->w[t].tid, NULL);
 		res->ops += s->ops;
 		res->hits += s->hits;
+		res->activations += s->activations;
 		res->misses += s->misses;
 		res->inserts += s->inserts;
 		res->insert_races += s->insert_races;

@@ -247,6 +247,10 @@ static void print_table(const struct pc_conf *c, const struct pc_result *r)
 	       (unsigned long long)e->evicted_pages,
 	       (unsigned long long)e->refbits_flushes,
 	       (unsigned long long)e->rcu_waits);
+	printf("activation: %llu queued through op batches (%llu back-end lock holds on the op path)  deactivated %llu\n",
+	       (unsigned long long)r->activations,
+	       (unsigned long long)r->lru.path[LB_LRU_PATH_OP].acquisitions,
+	       (unsigned long long)e->deactivated);
 	printf("settle: SETTLED %llu  DRAINED %llu  BUSY %llu  errors %llu  freeze failed %llu\n",
 	       (unsigned long long)e->settled, (unsigned long long)e->drained,
 	       (unsigned long long)e->busy, (unsigned long long)e->settle_errors,
@@ -321,6 +325,11 @@ static void print_json(const struct pc_conf *c, const struct pc_result *r)
 	       (unsigned long long)e->settled, (unsigned long long)e->drained,
 	       (unsigned long long)e->busy, (unsigned long long)e->settle_errors,
 	       (unsigned long long)e->freeze_failed);
+	printf(",\"activation\":{\"queued\":%llu,\"op_path_locks\":%llu,"
+	       "\"deactivated\":%llu}",
+	       (unsigned long long)r->activations,
+	       (unsigned long long)r->lru.path[LB_LRU_PATH_OP].acquisitions,
+	       (unsigned long long)e->deactivated);
 	printf(",\"lru_paths\":{");
 	for (p = 0; p < LB_LRU_NR_PATHS; p++)
 		printf("%s\"%s\":%llu", p ? "," : "", lb_lru_path_name(p),

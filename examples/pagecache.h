@@ -56,6 +56,7 @@ struct pc_entry {
 	struct lb_lru_node lru;		/* first: the LRU scan's hot line */
 	uint32_t ref;			/* atomic */
 	uint32_t evict;			/* evictor's verdict, while isolated */
+	uint32_t active;		/* atomic: activation queued, or on the active list */
 	uint64_t key;
 	unsigned int nr_pages;
 	struct pc_cache *cache;
@@ -93,6 +94,7 @@ struct pc_evict_stats {
 	uint64_t evicted_pages;
 	uint64_t refbits_flushes;	/* flush calls of the batched check */
 	uint64_t rcu_waits;		/* rcu_barrier()s for the freed backlog */
+	uint64_t deactivated;		/* active -> inactive by aging */
 };
 
 /* LRU order error of the inserted entries (pagecache-order.c). */
@@ -107,6 +109,7 @@ struct pc_order_stats {
 
 struct pc_result {
 	uint64_t ops, hits, misses, inserts, insert_races, alloc_fail;
+	uint64_t activations;		/* queued through the op batches */
 	uint64_t elapsed_ns;
 	uint64_t cpu_ns;		/* workers' and evictor's CPU time */
 	double hit_ratio, ops_per_sec;

@@ -164,6 +164,10 @@ int lb_cpubatch_create(struct lb_cpubatch **pcp, const struct lb_cpubatch_conf *
 	    !conf->ops->unlock || !conf->ops->commit ||
 	    (conf->flags & ~LB_CPUBATCH_F_ALL))
 		return -EINVAL;
+	/* Caller-protected references: the batch takes none. */
+	if ((conf->flags & LB_CPUBATCH_F_CALLER_REFS) &&
+	    (conf->ops->get || conf->ops->put))
+		return -EINVAL;
 	max_nr = conf->max_nr ? conf->max_nr : LB_WBATCH_MAX;
 	max_weight = conf->max_weight ? conf->max_weight : LB_WBATCH_MAX;
 	if (max_nr > LB_WBATCH_MAX ||
@@ -214,6 +218,7 @@ int lb_cpubatch_create(struct lb_cpubatch **pcp, const struct lb_cpubatch_conf *
 	pc->bypass_above = conf->mode == LB_CPUBATCH_BYPASS_LARGE ? 1 : UINT32_MAX;
 	pc->ops = *conf->ops;
 	pc->backend = conf->backend;
+	pc->caller_refs = conf->flags & LB_CPUBATCH_F_CALLER_REFS;
 	pc->rseq_wmax = pc->bypass_above < max_weight - 1 ? pc->bypass_above :
 							    max_weight - 1;
 	pc->rseq_lim = lbi_rseq_word(max_nr - 1, max_weight);
@@ -306,11 +311,12 @@ static int add_flush(struct lb_cpubatch *pc, unsigned int idx, void *obj,
  * The lock path for every case: R1-R5 on the calling CPU's slot (the stop
  * flag only on the rseq path), append, decide; @got: @get already ran for
  * this add. The rseq path falls back to it, and so do the other paths for
- * what their fast code leaves out (a contended slot lock, TSan).
+ * what their fast code leaves out (a contended slot lock, TSan), and
+ * every operation batch entry (@op, an &enum lb_op, in the node's tag).
  */
 static __attribute__((noinline)) int
-add_locked(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
-	   uint32_t weight, bool got)
+add_locked_op(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
+	      uint32_t weight, bool got, unsigned int op)
 {
 	unsigned int idx = lbi_slots_this(&pc->slots);
 	struct lbi_slot *s = lbi_cb_slot(pc, idx);
@@ -328,12 +334,29 @@ add_locked(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 	lbi_set_home(pc, n, idx);
 	if (!got && pc->ops.get)
 		pc->ops.get(obj);
-	word = append(s, obj, n, weight);
+	word = append(s, obj, lbi_ent_tag(n, op), weight);
+	/* Adds are derived (read_slot()); the others are counted here. */
+	if (op != LB_OP_ADD) {
+		s->st.ops[op]++;
+		s->has_ops = true;
+	}
 	if (lbi_likely(add_fits(pc, word, weight))) {
 		lbi_cb_unlock_own(pc, idx);
 		return 0;
 	}
 	return add_flush(pc, idx, obj, n, weight, word);
+}
+
+static int add_locked(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
+		      uint32_t weight, bool got)
+{
+	return add_locked_op(pc, obj, n, weight, got, LB_OP_ADD);
+}
+
+int lbi_cb_queue(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
+		 uint32_t weight, unsigned int op)
+{
+	return add_locked_op(pc, obj, n, weight, false, op);
 }
 
 /*
@@ -588,6 +611,12 @@ static void sum_stats(struct lb_cpubatch_slot_stats *t,
 	t->weight_cached += s->weight_cached;
 	t->flushes_abandoned += s->flushes_abandoned;
 	t->objs_abandoned += s->objs_abandoned;
+	for (c = 0; c < LB_OP_NR; c++) {
+		t->ops[c] += s->ops[c];
+		t->ops_flushed[c] += s->ops_flushed[c];
+	}
+	t->merged += s->merged;
+	t->cancelled += s->cancelled;
 }
 
 /*
@@ -604,9 +633,17 @@ static void read_slot(void *slot, void *onep, void *outp)
 	*one = s->st;
 	one->nr_cached = lbi_cb_nr(s);
 	one->weight_cached = lbi_cb_weight(s);
-	/* Every object added leaves its slot only by a swap-out (or unadd). */
-	one->adds = one->objs_flushed + one->nr_cached;
-	one->weight_added = one->weight_flushed + one->weight_cached;
+	/*
+	 * Every entry leaves its slot by a swap-out or a cancellation, and
+	 * every operation but a merged one made an entry; only the adds
+	 * (the rseq path's among them) are not counted as they happen.
+	 */
+	one->adds = one->objs_flushed + one->nr_cached + one->merged +
+		    one->cancelled - one->ops[LB_OP_MOVE] -
+		    one->ops[LB_OP_ROTATE] - one->ops[LB_OP_DEL];
+	one->ops[LB_OP_ADD] = one->adds;
+	one->weight_added = one->weight_flushed + one->weight_cached +
+			    s->weight_cancelled;
 	ck_pr_fence_load();
 	inflight = ck_pr_load_32(&s->inflight);
 	ck_pr_fence_load();

@@ -55,13 +55,14 @@ void lbi_drain_stats(struct lb_cpubatch *pc, struct lb_cpubatch_drain_stats *out
 int lbi_node_check(const struct lb_cpubatch *pc, const struct lb_node *n)
 {
 	uint16_t owner = lbi_node_owner(n);
+	uint32_t slot = lbi_node_slot(n);
 
 	if (!owner)
 		return -ENOENT;
 	if (owner != pc->id)
 		return -EXDEV;
 	if (LBI_HOME_SLOT(lbi_node_home(n)) > pc->slots.nr ||
-	    lbi_node_slot(n) > pc->slots.nr)
+	    (slot > pc->slots.nr && slot != LBI_SLOT_BUSY))
 		return -EINVAL;
 	return 0;
 }
@@ -81,7 +82,8 @@ int lbi_lock_node_slot(struct lb_cpubatch *pc, struct lb_node *n)
 	for (tries = 0; tries < LBI_CHASE_MAX; tries++) {
 		uint32_t idx = lbi_node_slot(n);
 
-		if (!idx)
+		/* Busy: in no batch; its flush is in flight (the callers wait). */
+		if (!idx || idx == LBI_SLOT_BUSY)
 			return 0;
 		if (idx > pc->slots.nr)
 			return -EINVAL;

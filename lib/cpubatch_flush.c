@@ -58,9 +58,29 @@ static void swap_out(struct lb_cpubatch *pc, unsigned int idx,
 	ck_pr_fence_store();
 	buf->slot = idx;
 	buf->nr = nr;
+	buf->ops = 0;
 	memcpy(buf->objs, s->objs, nr * sizeof(buf->objs[0]));
-	for (i = 0; i < nr; i++)
-		lbi_node_set_slot(s->nodes[i], 0);
+	if (lbi_likely(!s->has_ops && !pc->caller_refs)) {
+		/* Adds only, counted: the nodes go as before. */
+		for (i = 0; i < nr; i++)
+			lbi_node_set_slot(s->nodes[i], 0);
+		s->st.ops_flushed[LB_OP_ADD] += nr;
+	} else {
+		memcpy(buf->nodes, s->nodes, nr * sizeof(buf->nodes[0]));
+		for (i = 0; i < nr; i++) {
+			unsigned int op = lbi_ent_op(s->nodes[i]);
+			bool busy = op != LB_OP_ADD || pc->caller_refs;
+
+			/* Busy until applied (LBI_SLOT_BUSY). */
+			lbi_node_set_slot(lbi_ent_node(s->nodes[i]),
+					  busy ? LBI_SLOT_BUSY : 0);
+			if (busy)
+				buf->ops |= op == LB_OP_ADD ?
+					LBI_OPS_BUSY_ADDS : 1u << (op - 1);
+			s->st.ops_flushed[op]++;
+		}
+		s->has_ops = false;
+	}
 	s->st.flushes[cause]++;
 	s->st.objs_flushed += nr;
 	s->st.weight_flushed += lbi_rseq_weight(word);
@@ -74,6 +94,175 @@ static void *backend_of(const struct lb_cpubatch *pc, void *obj)
 
 static void run_deferred(void);
 
+/* The back-end lock around a callback of @pc's, with the nesting state. */
+static void backend_lock(struct lb_cpubatch *pc, void *be)
+{
+	pc->ops.lock(be);
+	cur.locked++;
+}
+
+static void backend_unlock(struct lb_cpubatch *pc, void *be)
+{
+	cur.locked--;
+	pc->ops.unlock(be);
+	/* What the callbacks queued, now that no back-end lock is held. */
+	run_deferred();
+}
+
+/* Which half of an entry a phase of an operation batch's commit applies. */
+enum lbi_phase { LBI_LEAVE, LBI_ENTER };
+
+/*
+ * A move within its own back-end (no @target_of, or one that names the
+ * object's back-end) is one step in phase 1, %LB_STEP_MOVE, under one
+ * hold: nothing is gained by leaving and entering the same lock twice.
+ * The tag of such an entry in @buf->nodes says %LB_OP_MOVE still; this
+ * bit of @local (per entry) says it is local, decided in phase 1.
+ */
+static bool move_is_local(const struct lb_cpubatch *pc, void *obj, void *src)
+{
+	return !pc->ops.target_of || pc->ops.target_of(obj) == src;
+}
+
+/*
+ * The back-end entry @i works on in phase @ph, or NULL if it has nothing
+ * to do there: phase 1 (leave) unlinks deletions and moves (or moves a
+ * local move whole) and rotates rotations in their own back-end; phase 2
+ * (enter) commits adds to theirs and links the other moves into their
+ * target. @local: bit i set by phase 1 for a local move.
+ */
+static void *phase_backend(const struct lb_cpubatch *pc,
+			   const struct lbi_flushbuf *buf, unsigned int i,
+			   enum lbi_phase ph, uint32_t *local)
+{
+	unsigned int op = lbi_ent_op(buf->nodes[i]);
+	void *obj = buf->objs[i], *be;
+
+	if (ph == LBI_LEAVE) {
+		if (op == LB_OP_ADD)
+			return NULL;
+		be = backend_of(pc, obj);
+		if (op == LB_OP_MOVE && move_is_local(pc, obj, be))
+			*local |= 1u << i;
+		return be;
+	}
+	if (op == LB_OP_ADD)
+		return backend_of(pc, obj);
+	if (op != LB_OP_MOVE || (*local & (1u << i)))
+		return NULL;
+	return pc->ops.target_of(obj);
+}
+
+/* The step entry @i asks in phase @ph (adds: -1, for @commit). */
+static int phase_step(const struct lbi_flushbuf *buf, unsigned int i,
+		      enum lbi_phase ph, uint32_t local)
+{
+	unsigned int op = lbi_ent_op(buf->nodes[i]);
+
+	if (op == LB_OP_ADD)
+		return -1;
+	if (op == LB_OP_ROTATE)
+		return LB_STEP_ROTATE;
+	if (op == LB_OP_MOVE && (local & (1u << i)))
+		return LB_STEP_MOVE;
+	return ph == LBI_LEAVE || op == LB_OP_DEL ? LB_STEP_UNLINK :
+						    LB_STEP_LINK;
+}
+
+/*
+ * Under @be's lock: the entries @idx[0..@k) in order, as one callback call
+ * per run of the same step (adds: @commit, the others: @apply).
+ */
+static void apply_run(struct lb_cpubatch *pc, void *be,
+		      const struct lbi_flushbuf *buf, const unsigned char *idx,
+		      unsigned int k, enum lbi_phase ph, uint32_t local)
+{
+	void *objs[LB_WBATCH_MAX];
+	unsigned int i = 0, j;
+
+	while (i < k) {
+		int step = phase_step(buf, idx[i], ph, local);
+
+		for (j = i; j < k; j++) {
+			if (phase_step(buf, idx[j], ph, local) != step)
+				break;
+			objs[j - i] = buf->objs[idx[j]];
+		}
+		if (step < 0)
+			pc->ops.commit(be, objs, j - i);
+		else
+			pc->ops.apply(be, (enum lb_op_step)step, objs, j - i);
+		i = j;
+	}
+}
+
+/*
+ * The entries of @idx[0..@k) whose operation is done after phase @ph: a
+ * move once linked, a deletion or rotation once applied, an add once
+ * @after has seen it. Their busy mark goes (release: the step's stores
+ * come first); in the counted mode adds carry none.
+ */
+static void phase_done(struct lb_cpubatch *pc, void *be,
+		       const struct lbi_flushbuf *buf, const unsigned char *idx,
+		       unsigned int k, enum lbi_phase ph, uint32_t local)
+{
+	void *added[LB_WBATCH_MAX];
+	unsigned int i, nadd = 0;
+
+	for (i = 0; i < k; i++)
+		if (lbi_ent_op(buf->nodes[idx[i]]) == LB_OP_ADD)
+			added[nadd++] = buf->objs[idx[i]];
+	if (nadd && pc->ops.after)
+		pc->ops.after(be, added, nadd);
+	for (i = 0; i < k; i++) {
+		struct lb_node *n = lbi_ent_node(buf->nodes[idx[i]]);
+		unsigned int op = lbi_ent_op(buf->nodes[idx[i]]);
+
+		if ((ph == LBI_LEAVE && op == LB_OP_MOVE &&
+		     !(local & (1u << idx[i]))) ||
+		    (op == LB_OP_ADD && !pc->caller_refs))
+			continue;
+		lbi_tsan_release(&n->slot);
+		ck_pr_fence_release();
+		lbi_node_set_slot(n, 0);
+	}
+}
+
+/*
+ * A batch holding operations other than adds: phase 1 (leave) for every
+ * entry, then phase 2 (enter), each in queue order and in runs of
+ * consecutive entries (of those the phase works on) that share a
+ * back-end, one lock hold per run. Returns the lock holds.
+ */
+static unsigned int commit_ops(struct lb_cpubatch *pc, struct lbi_flushbuf *buf)
+{
+	unsigned char idx[LB_WBATCH_MAX];
+	void *bes[LB_WBATCH_MAX];
+	unsigned int i, k, runs = 0, nr;
+	uint32_t local = 0;
+	enum lbi_phase ph;
+
+	_Static_assert(LB_WBATCH_MAX <= 32, "a bit per entry in local");
+	for (ph = LBI_LEAVE; ph <= LBI_ENTER; ph++) {
+		/* backend_of() and target_of() once per entry and phase. */
+		for (i = 0, nr = 0; i < buf->nr; i++) {
+			bes[nr] = phase_backend(pc, buf, i, ph, &local);
+			if (bes[nr])
+				idx[nr++] = (unsigned char)i;
+		}
+		for (i = 0; i < nr; i = k) {
+			for (k = i + 1; k < nr && bes[k] == bes[i]; k++)
+				;
+			backend_lock(pc, bes[i]);
+			apply_run(pc, bes[i], buf, idx + i, k - i, ph, local);
+			backend_unlock(pc, bes[i]);
+			phase_done(pc, bes[i], buf, idx + i, k - i, ph, local);
+			runs++;
+		}
+	}
+	return runs;
+}
+
 static void commit_runs(struct lb_cpubatch *pc, struct lbi_flushbuf *buf)
 {
 	struct lbi_slot *s = lbi_cb_slot(pc, buf->slot);
@@ -82,6 +271,10 @@ static void commit_runs(struct lb_cpubatch *pc, struct lbi_flushbuf *buf)
 
 	cur.bufs[cur.depth] = buf;
 	cur.frames[cur.depth++] = pc;
+	if (lbi_unlikely(buf->ops)) {
+		runs = commit_ops(pc, buf);
+		goto put;
+	}
 	be = buf->nr ? backend_of(pc, buf->objs[0]) : NULL;
 	while (i < buf->nr) {
 		/* One lock hold per run of objects sharing a back-end. */
@@ -90,19 +283,16 @@ static void commit_runs(struct lb_cpubatch *pc, struct lbi_flushbuf *buf)
 			if (next != be)
 				break;
 		}
-		pc->ops.lock(be);
-		cur.locked++;
+		backend_lock(pc, be);
 		pc->ops.commit(be, buf->objs + i, j - i);
-		cur.locked--;
-		pc->ops.unlock(be);
-		/* What @commit queued, now that no back-end lock is held. */
-		run_deferred();
+		backend_unlock(pc, be);
 		if (pc->ops.after)
 			pc->ops.after(be, buf->objs + i, j - i);
 		runs++;
 		i = j;
 		be = next;	/* backend_of() is asked once per object */
 	}
+put:
 	if (pc->ops.put)
 		for (i = 0; i < buf->nr; i++)
 			pc->ops.put(buf->objs[i]);
@@ -244,6 +434,12 @@ int lbi_add_flush(struct lb_cpubatch *pc, unsigned int idx, void *obj,
 		return 1;
 	}
 	if (cur.nr_deferred == LB_CPUBATCH_DEFER_MAX) {
+		unsigned int op = lbi_ent_op(
+			s->nodes[lbi_rseq_count(s->hdr.rseq.word) - 1]);
+
+		/* Undo the append: the entry is the batch's last. */
+		if (op != LB_OP_ADD)
+			s->st.ops[op]--;
 		ck_pr_store_64(&s->hdr.rseq.word, s->hdr.rseq.word -
 						     lbi_rseq_word(1, weight));
 		lbi_node_set_slot(n, 0);
@@ -299,7 +495,7 @@ int lbi_drain_slot(struct lb_cpubatch *pc, unsigned int idx,
 		return 0;
 	}
 	for (i = 0; home && i < nr; i++)
-		if (lbi_node_home(s->nodes[i]) & LBI_HOME_MOVED) {
+		if (lbi_node_home(lbi_ent_node(s->nodes[i])) & LBI_HOME_MOVED) {
 			*home = LBI_HOME_MOVED;
 			break;
 		}

@@ -73,6 +73,13 @@ struct lbi_slot {
 	 */
 	ck_spinlock_t tail;
 	struct lb_cpubatch_slot_stats st;	/* under lock; adds derived */
+	uint64_t weight_cancelled;	/* under lock: cancelled entries' */
+	/*
+	 * Under lock: the batch may hold an entry other than an add (set by
+	 * their append, cleared by swap-out), so a flush of adds only
+	 * reads no tag.
+	 */
+	bool has_ops;
 } __attribute__((aligned(CK_MD_CACHELINE)));
 
 _Static_assert(LB_WBATCH_MAX == LBI_RSEQ_PAIR_MAX, "pair slot size");
@@ -149,6 +156,7 @@ struct lb_cpubatch {
 	ptrdiff_t rseq_off;
 	char *rseq_h0;
 	uint32_t disabled;		/* lb_cpubatch_disable() nesting; atomic */
+	bool caller_refs;		/* %LB_CPUBATCH_F_CALLER_REFS */
 	uint32_t bypass_above;		/* weights above this never wait */
 	uint16_t id;			/* owner id, lbi_cb_id_get() */
 	void *backend;
@@ -243,13 +251,63 @@ static inline void lbi_set_home(const struct lb_cpubatch *pc, struct lb_node *n,
 		lbi_node_set_owner(n, pc->id);
 }
 
+/*
+ * Operation batches (cpubatch_op.h): an entry's &enum lb_op is kept in
+ * the two low bits of its nodes[] pointer, so an add stores what it always
+ * stored (tag 0) and the rseq section is unchanged.
+ */
+#define LBI_OP_MASK ((uintptr_t)3)
+_Static_assert(_Alignof(struct lb_node) >= 4, "two tag bits in a node pointer");
+_Static_assert(LB_OP_NR <= LBI_OP_MASK + 1, "every operation fits the tag");
+
+static inline struct lb_node *lbi_ent_node(const struct lb_node *t)
+{
+	return (struct lb_node *)((uintptr_t)t & ~LBI_OP_MASK);
+}
+
+static inline unsigned int lbi_ent_op(const struct lb_node *t)
+{
+	return (unsigned int)((uintptr_t)t & LBI_OP_MASK);
+}
+
+static inline struct lb_node *lbi_ent_tag(struct lb_node *n, unsigned int op)
+{
+	return (struct lb_node *)((uintptr_t)n | op);
+}
+
+/*
+ * lb_node.slot of an object whose operation other than an add a flush has
+ * swapped out and not applied yet (in the caller-protected mode, also an
+ * add's: no reference keeps the object alive, so the caller must be able
+ * to see the flush): "in no batch", but not free to be queued again, so
+ * the next operation on it waits (cpubatch_op.c) and lb_cpubatch_add()
+ * refuses it. Cleared by the flush once the operation is applied, before
+ * @put. Above every slot index + 1.
+ */
+#define LBI_SLOT_BUSY 0xffffu
+/* lbi_flushbuf.ops: the batch's adds are marked busy too (caller refs). */
+#define LBI_OPS_BUSY_ADDS 0x8u
+_Static_assert(LB_CPU_SLOTS_MAX < LBI_SLOT_BUSY, "busy is no slot");
+
 /* A batch swapped out of its slot, on its way to the back-end. */
 struct lbi_flushbuf {
 	unsigned int slot;
 	unsigned int epoch;		/* which epoch_inflight counts it */
 	unsigned int nr;
-	void *objs[LB_WBATCH_MAX];	/* nodes are not kept: after @put they may be gone */
+	unsigned int ops;		/* bit per &enum lb_op other than add,
+					 * LBI_OPS_BUSY_ADDS */
+	void *objs[LB_WBATCH_MAX];
+	/*
+	 * Tagged, as the slot's. Only the nodes of entries other than adds
+	 * are touched (their busy mark cleared, before @put): after @put
+	 * the nodes may be gone.
+	 */
+	struct lb_node *nodes[LB_WBATCH_MAX];
 };
+
+/* cpubatch.c: queue an entry of operation @op on the lock path. */
+int lbi_cb_queue(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
+		 uint32_t weight, unsigned int op);
 
 /* cpubatch_flush.c */
 bool lbi_cb_lock_remote(struct lb_cpubatch *pc, unsigned int idx,

@@ -14,6 +14,22 @@
 #include "internal.h"
 #include "cpubatch_impl.h"
 
+/*
+ * Where the count comes from: @refcount of the back-end, or the caller's
+ * function (lb_cpubatch_settle_fn()), which reads a count its own lock
+ * protects.
+ */
+struct lbi_count {
+	lb_count_fn fn;
+	void *arg;
+};
+
+static long read_count(const struct lb_cpubatch *pc, const struct lbi_count *c,
+		       void *obj)
+{
+	return c->fn ? c->fn(obj, c->arg) : pc->ops.refcount(obj);
+}
+
 static int outcome(struct lb_cpubatch *pc, int res)
 {
 	ck_pr_inc_64(&pc->drain.settle[res - LB_SETTLED]);
@@ -26,10 +42,10 @@ static int outcome(struct lb_cpubatch *pc, int res)
  * Without @put the batch holds none that R counts, but its hold is still
  * the one thing beyond @expected that a drain removes.
  */
-static int settle_cached(struct lb_cpubatch *pc, void *obj, unsigned int idx,
-			 long expected)
+static int settle_cached(struct lb_cpubatch *pc, const struct lbi_count *c,
+			 void *obj, unsigned int idx, long expected)
 {
-	long r = pc->ops.refcount(obj) - (pc->ops.put ? 1 : 0);
+	long r = read_count(pc, c, obj) - (pc->ops.put ? 1 : 0);
 
 	if (r < expected) {
 		lbi_slot_unlock_remote(&pc->slots, idx);
@@ -54,8 +70,8 @@ static bool home_in_flight(const struct lb_cpubatch *pc, const struct lb_node *n
 	return lbi_home_in_flight(pc, lbi_node_home(n));
 }
 
-static int settle(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
-		  long expected)
+static int settle(struct lb_cpubatch *pc, const struct lbi_count *c,
+		  void *obj, struct lb_node *n, long expected)
 {
 	struct lbi_backoff b = LBI_BACKOFF_INIT;
 	unsigned int moves = 0;
@@ -69,18 +85,26 @@ static int settle(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 		rc = lbi_context_check(pc);
 	if (rc)
 		return rc;
-	if (!pc->ops.refcount)
+	if (!c->fn && !pc->ops.refcount)
 		return -EOPNOTSUPP;
 	for (;;) {
 		rc = lbi_lock_node_slot(pc, n);
 		if (rc < 0)
 			return rc;
 		if (rc > 0)
-			return settle_cached(pc, obj, (unsigned int)rc - 1,
+			return settle_cached(pc, c, obj, (unsigned int)rc - 1,
 					     expected);
+		if (lbi_node_slot(n) == LBI_SLOT_BUSY) {
+			/*
+			 * A flush is applying an operation to the object: what
+			 * the count means is known once it is done.
+			 */
+			lbi_wait_node_flush(pc, n);
+			continue;
+		}
 		/* n->slot read 0 before R, and is read again after it. */
 		ck_pr_fence_load();
-		r = pc->ops.refcount(obj);
+		r = read_count(pc, c, obj);
 		ck_pr_fence_load();
 		if (lbi_node_slot(n)) {
 			/* Re-added between the two reads: decide again. */
@@ -108,7 +132,7 @@ static int settle(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 		 */
 		if (!home_in_flight(pc, n)) {
 			/* The flush may have ended after we read R. */
-			r = pc->ops.refcount(obj);
+			r = read_count(pc, c, obj);
 			return outcome(pc, r == expected ? LB_SETTLED : LB_BUSY);
 		}
 		if (!deadline) {
@@ -124,10 +148,22 @@ static int settle(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 int lb_cpubatch_settle_held(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 			long expected, long held)
 {
+	static const struct lbi_count refcount = { NULL, NULL };
+
 	if (!pc || !obj || !n || expected < 0 || held < 0 ||
 	    expected > LONG_MAX - held)
 		return -EINVAL;
-	return settle(pc, obj, n, expected + held);
+	return settle(pc, &refcount, obj, n, expected + held);
+}
+
+int lb_cpubatch_settle_fn(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
+			  long expected, lb_count_fn count, void *arg)
+{
+	const struct lbi_count c = { count, arg };
+
+	if (!pc || !obj || !n || expected < 0 || !count)
+		return -EINVAL;
+	return settle(pc, &c, obj, n, expected);
 }
 
 int lb_cpubatch_settle(struct lb_cpubatch *pc, void *obj, struct lb_node *n,

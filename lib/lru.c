@@ -346,6 +346,7 @@ int lb_lru_create(struct lb_lru **plru, const struct lb_lru_conf *conf)
 	lru->bops.lock = op_nolock;
 	lru->bops.unlock = op_nolock;
 	lru->bops.commit = op_commit;
+	lru->bops.apply = lbi_lru_apply;	/* lru_op.c */
 	/* Same signatures as lb_backend_ops: handed over as they are. */
 	lru->bops.get = lru->ops.get;
 	lru->bops.put = lru->ops.put;
@@ -482,6 +483,7 @@ const char *lb_lru_path_name(enum lb_lru_path path)
 		[LB_LRU_PATH_ISOLATE] = "isolate",
 		[LB_LRU_PATH_PUTBACK] = "putback",
 		[LB_LRU_PATH_DEL] = "del",
+		[LB_LRU_PATH_OP] = "op",
 	};
 
 	if ((unsigned int)path >= LB_LRU_NR_PATHS)

@@ -219,5 +219,7 @@ void lbi_lru_lock(struct lb_lru *lru, enum lb_lru_path path,
 		  struct lbi_lru_hold *h);
 bool lbi_lru_has_prefetchw(void);
 void lbi_lru_unlock(struct lb_lru *lru, struct lbi_lru_hold *h, uint64_t objs);
+/* lru_op.c: &lb_backend_ops.apply of the batch sets lb_lru hands out. */
+void lbi_lru_apply(void *be, enum lb_op_step step, void **objs, unsigned int n);
 
 #endif /* LOCKBATCH_LRU_IMPL_H */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include <lockbatch/cpu.h>
+#include <lockbatch/cpubatch_op.h>
 #include <lockbatch/wbatch.h>
 
 #ifdef __cplusplus
@@ -117,7 +118,10 @@ extern "C" {
  *
  * References: the batch holds one reference on every object it caches; the
  * optional @get is called when an object enters a batch and @put once it
- * has been committed and @after has run.
+ * has been committed and @after has run. With %LB_CPUBATCH_F_CALLER_REFS
+ * it holds none and the caller's own lock orders everything (the rules,
+ * and batches of moves, rotations and deletions besides adds, are in
+ * <lockbatch/cpubatch_op.h>).
  *
  * Concurrency (X = needs external exclusion, - = safe together; drain_obj
  * stands for lb_cpubatch_drain_obj() and lb_cpubatch_drain_objs(), settle for both
@@ -355,6 +359,19 @@ struct lb_node {
  *       section on the rseq path; must not block. Optional.
  * @put: Drop the batch's reference after commit and @after. Optional.
  * @refcount: The object's current reference count (for settle). Optional.
+ * @apply: The operation batches' move function (&enum lb_op_step): unlink,
+ *         link after a move, or rotate @n objects; called with the
+ *         back-end's lock held, as @commit. Required by lb_cpubatch_queue()
+ *         for every operation but %LB_OP_ADD (else %-EOPNOTSUPP).
+ *         Optional.
+ * @target_of: The back-end a %LB_OP_MOVE entry's object moves to, asked at
+ *             flush in phase 1 (a move to the object's own back-end is one
+ *             %LB_STEP_MOVE there) and again in phase 2 for a move
+ *             elsewhere: it must give the same answer both times. NULL:
+ *             every move stays in the object's own back-end. Optional.
+ *
+ * Members added after @refcount are zero in positional initializers
+ * written before them: such a back-end has no operation batches.
  */
 struct lb_backend_ops {
 	void *(*backend_of)(void *obj);
@@ -365,6 +382,9 @@ struct lb_backend_ops {
 	void (*get)(void *obj);
 	void (*put)(void *obj);
 	long (*refcount)(void *obj);
+	void (*apply)(void *backend, enum lb_op_step step, void **objs,
+		      unsigned int n);
+	void *(*target_of)(void *obj);
 };
 
 /**
@@ -381,7 +401,8 @@ struct lb_backend_ops {
  * @cpu_fn: CPU-id source; NULL means lb_cpu_current(). An injected
  *          source puts the instance on the lock path.
  * @cpu_arg: Argument for @cpu_fn.
- * @flags: %LB_CPUBATCH_F_LOCK_PATH or 0; other bits: %-EINVAL.
+ * @flags: %LB_CPUBATCH_F_LOCK_PATH, %LB_CPUBATCH_F_CALLER_REFS or 0;
+ *         other bits: %-EINVAL.
  */
 struct lb_cpubatch_conf {
 	unsigned int nr_slots;
@@ -404,9 +425,19 @@ struct lb_cpubatch_conf {
  */
 #define LB_CPUBATCH_F_LOCK_PATH 0x1u
 /**
+ * define LB_CPUBATCH_F_CALLER_REFS - The batch takes no reference; the caller's lock orders everything.
+ *
+ * The caller-protected mode of the "Operation batches and caller-protected
+ * references" DOC block (<lockbatch/cpubatch_op.h>): lb_cpubatch_create()
+ * refuses @get or @put with it (%-EINVAL), and the caller drains, settles
+ * (lb_cpubatch_settle_fn()) or unqueues (lb_cpubatch_unqueue()) an object
+ * before it unlinks or frees it.
+ */
+#define LB_CPUBATCH_F_CALLER_REFS 0x2u
+/**
  * define LB_CPUBATCH_F_ALL - Every flag lb_cpubatch_create() accepts.
  */
-#define LB_CPUBATCH_F_ALL LB_CPUBATCH_F_LOCK_PATH
+#define LB_CPUBATCH_F_ALL (LB_CPUBATCH_F_LOCK_PATH | LB_CPUBATCH_F_CALLER_REFS)
 
 /**
  * define LB_CPUBATCH_CONF_INIT - Static initializer of &struct lb_cpubatch_conf.
@@ -426,10 +457,14 @@ struct lb_cpubatch_conf {
 
 /**
  * struct lb_cpubatch_slot_stats - Counters of one slot (or their sum).
- * @adds: Successful lb_cpubatch_add() calls (derived: @objs_flushed +
- *        @nr_cached, as every cached object leaves its slot by a flush;
- *        an add refused with %-EAGAIN is not counted).
- * @weight_added: Summed weight of those adds, in base units.
+ * @adds: Successful lb_cpubatch_add() calls and %LB_OP_ADD operations
+ *        (derived: @objs_flushed + @nr_cached, as every cached object
+ *        leaves its slot by a flush; with operation batches, plus
+ *        @merged and @cancelled, less the other operations' @ops; an add
+ *        refused with %-EAGAIN is not counted).
+ * @weight_added: Summed weight of the entries queued (every operation's),
+ *                in base units: @weight_flushed + @weight_cached + the
+ *                weight of the @cancelled entries.
  * @flushes: Non-empty flushes, by &enum lb_flush_cause, counted when the
  *           batch is swapped out.
  * @flushes_committed: Flushes whose commit and @put have completed.
@@ -444,6 +479,14 @@ struct lb_cpubatch_conf {
  *                     process that never forked with flushes in flight.
  * @objs_abandoned: Their objects (the parent's; never committed in the
  *                  child).
+ * @ops: Operations queued, by &enum lb_op (%LB_OP_ADD: @adds), composed
+ *       ones included.
+ * @ops_flushed: Entries swapped out by flushes, by the operation they
+ *               held then (after composition); they sum to @objs_flushed.
+ * @merged: Operations composed with a waiting entry instead of adding one
+ *          (lb_cpubatch_queue() returning %LB_OP_MERGED or %LB_OP_CANCELLED).
+ * @cancelled: Entries removed from a batch before their flush (a
+ *             cancelling %LB_OP_DEL, lb_cpubatch_unqueue()).
  */
 struct lb_cpubatch_slot_stats {
 	uint64_t adds;
@@ -457,6 +500,10 @@ struct lb_cpubatch_slot_stats {
 	uint64_t weight_cached;
 	uint64_t flushes_abandoned;
 	uint64_t objs_abandoned;
+	uint64_t ops[LB_OP_NR];
+	uint64_t ops_flushed[LB_OP_NR];
+	uint64_t merged;
+	uint64_t cancelled;
 };
 
 /**
@@ -533,8 +580,9 @@ struct lb_cpubatch;
  *
  * Context: Any thread. Allocates (one cache-aligned slot per CPU).
  * Return: 0, %-EINVAL if @pcp, @conf, @conf->ops, @ops->lock, @ops->unlock
- * or @ops->commit is NULL, the mode is unknown, or a cap or the slot count
- * is out of range; %-ENOMEM if memory ran out; %-ENOSPC if 65535 instances
+ * or @ops->commit is NULL, the mode is unknown, a cap or the slot count
+ * is out of range, or %LB_CPUBATCH_F_CALLER_REFS comes with @ops->get or
+ * @ops->put; %-ENOMEM if memory ran out; %-ENOSPC if 65535 instances
  * are alive (every owner id of &lb_node.owner is taken). *@pcp is set only
  * on success.
  */
@@ -585,7 +633,10 @@ int lb_cpubatch_destroy(struct lb_cpubatch *pc);
  *   add made from inside @commit, is queued behind the outer flush).
  * * %-EINVAL - @pc, @obj or @n is NULL, or @weight is 0 or above
  *   %LB_WBATCH_WEIGHT_MAX. Nothing changed.
- * * %-EEXIST - @n is already cached in a batch. Nothing changed.
+ * * %-EEXIST - @n is already cached in a batch (an entry of any &enum
+ *   lb_op), or a flush is applying an operation to it (see
+ *   <lockbatch/cpubatch_op.h>; lb_cpubatch_queue() with %LB_OP_ADD waits
+ *   or flushes instead). Nothing changed.
  * * %-EAGAIN - an add that had to be queued found %LB_CPUBATCH_DEFER_MAX
  *   batches already queued on this thread. Nothing changed (its @get is
  *   undone by @put).
@@ -743,6 +794,14 @@ int lb_cpubatch_report_json(FILE *f, struct lb_cpubatch *pc);
  * lru_cache", RFC v3, 2026) made possible by remotely lockable batches
  * (the per-CPU spinlocks of "mm/swap: Allow remote LRU cache draining",
  * 2021).
+ *
+ * Waiting: on a node that reads "not cached" (or busy, see
+ * <lockbatch/cpubatch_op.h>) while a flush of its home slot (every slot,
+ * for an object that moved) is in flight, the call waits for those
+ * flushes to commit, whichever thread runs them. So a caller holding a
+ * lock that @commit, @apply, @after or @put takes (a back-end lock, an
+ * item lock) must not call it: the flush it waits for may be waiting for
+ * that lock. lb_cpubatch_unqueue() never waits and answers %-EBUSY there.
  *
  * Context: Any thread but a callback of @pc. Takes one slot lock, then
  * the back-end lock; runs @commit, @after and @put of the flushed batch;

@@ -39,6 +39,11 @@ extern "C" {
  * lb_backend_ops lock and unlock hooks are empty and the commit takes the
  * LRU lock itself around the splice.
  *
+ * Operation batches. lb_lru_queue() batches activations, rotations and
+ * deletions through the same &struct lb_cpubatch as adds (the kernel's
+ * ``cpu_fbatches``): each is applied at the flush under one LRU lock hold
+ * per run, and skipped for an object that is not on the LRU by then.
+ *
  * Reclaim. lb_lru_isolate() takes up to N objects from the tail of a list
  * under one lock hold into a private list, asking an optional scan callback
  * per object (isolate, rotate to the head, activate, skip, stop). The scan
@@ -117,6 +122,7 @@ enum lb_lru_list {
  * @LB_LRU_PATH_ISOLATE: lb_lru_isolate().
  * @LB_LRU_PATH_PUTBACK: lb_lru_putback().
  * @LB_LRU_PATH_DEL: lb_lru_del().
+ * @LB_LRU_PATH_OP: A step of an operation batch (lb_lru_queue()).
  * @LB_LRU_NR_PATHS: Number of paths.
  */
 enum lb_lru_path {
@@ -124,6 +130,7 @@ enum lb_lru_path {
 	LB_LRU_PATH_ISOLATE,
 	LB_LRU_PATH_PUTBACK,
 	LB_LRU_PATH_DEL,
+	LB_LRU_PATH_OP,
 	LB_LRU_NR_PATHS,
 };
 
@@ -553,9 +560,43 @@ void *lb_lru_obj_of(const struct lb_lru *lru, struct lb_lru_node *n);
  * @path: The path.
  *
  * Context: Any thread.
- * Return: "add", "isolate", "putback", "del", or "invalid".
+ * Return: "add", "isolate", "putback", "del", "op", or "invalid".
  */
 const char *lb_lru_path_name(enum lb_lru_path path);
+
+/**
+ * lb_lru_queue() - Queue an activation, rotation or deletion through per-CPU batches.
+ * @pc: The batch set made with lb_lru_cpubatch_conf() for @lru.
+ * @lru: The LRU.
+ * @obj: The object (on the LRU, or waiting to be added).
+ * @op: What to do at the flush, under the LRU lock (charged to
+ *      %LB_LRU_PATH_OP):
+ *      %LB_OP_ADD - lb_lru_add();
+ *      %LB_OP_MOVE - activate: to the head of the active list
+ *      (mm/swap.c lru_activate(), queued by folio_activate() from
+ *      folio_mark_accessed() on a second access);
+ *      %LB_OP_ROTATE - to the tail of its list, next for reclaim
+ *      (lru_move_tail(), folio_rotate_reclaimable());
+ *      %LB_OP_DEL - off the LRU, batched lb_lru_del().
+ *
+ * The operation batches of <lockbatch/cpubatch_op.h> with lb_lru's own
+ * move function: an object that is not on the LRU when its step runs
+ * (isolated by a scan) is skipped, as the kernel's move functions skip a
+ * folio without PG_lru, and is not counted in &lb_lru_stats.errors. The
+ * per-object order, composition (a deletion of a waiting add cancels it)
+ * and references are lb_cpubatch_queue()'s.
+ *
+ * An operation other than %LB_OP_ADD needs an object that was handed to
+ * lb_lru_add() already (waiting or committed): one queued before the add
+ * holds the node, and the add then fails with %-EEXIST.
+ *
+ * Context: as lb_cpubatch_queue(); the flush takes the LRU lock once per
+ * step run.
+ * Return: as lb_cpubatch_queue(); %-EINVAL also if @pc, @lru or @obj is
+ * NULL or @pc was made for another LRU.
+ */
+int lb_lru_queue(struct lb_cpubatch *pc, struct lb_lru *lru, void *obj,
+		 enum lb_op op);
 
 #ifdef __cplusplus
 }
