@@ -304,7 +304,8 @@ MGLRU on (scan_folios()/inc_min_seq(): the prefetch patch),
 \`reclaim_classic\` with \`lru_gen/enabled\` off (folio_referenced_one():
 the batched young-bit patch). The patched kernel has the whole series, so
 each figure is the series against 6.12.117 on that path, in TCG, where
-prefetchw is not modelled: read them as "no regression", not as a speed-up.
+prefetchw is not modelled: they show neither a speed-up nor its absence;
+the ratio of medians below is reported as it is, regressions included.
 
 | case | median unpatched | median patched | patched / unpatched | runs unpatched (us) | runs patched (us) |
 |---|---|---|---|---|---|
