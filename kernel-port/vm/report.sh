@@ -113,6 +113,15 @@ drains() {
 			if (index($i, f "=") == 1) { print substr($i, length(f) + 2); exit }
 	}' "$1"
 }
+# new_path CASE: the patched function a case exists to reach (empty: none).
+# Splits from reclaim may only drain locally (PF_MEMALLOC), so for them the
+# entry point is what must run; the others must reach a remote CPU.
+new_path() {
+	case $1 in
+	split_reclaim_*) echo lru_cache_drain_folio_holders ;;
+	split_*|pin_*|hotplug_*) echo lru_drain_folio_work_fn ;;
+	esac
+}
 debug_locks() {
 	awk '$2 == "debug_locks" { print $3; exit }' "$1"
 }
@@ -170,6 +179,21 @@ if [ $verdict = 1 ]; then
 		if ! awk -v a="${a:-0}" -v b="${b:-x}" 'BEGIN { exit !(b != "x" && b * 10 <= a || b == 0) }'; then
 			echo "vm-test: $c: lru_add_drain_all() $b times patched, $a unpatched" >&2; ok=1
 		fi
+	done
+	# A case that does not run the path it is there for is a failed case.
+	for c in $dcases; do
+		need=$(new_path $c)
+		[ -n "$need" ] || continue
+		n=$(drains "$tmp/p" $c $need)
+		if [ "${n:-0}" = 0 ]; then
+			echo "vm-test: $c: $need ran 0 times patched: the case does not reach the new path" >&2; ok=1
+		fi
+		case $c in split_reclaim_*)
+			n=$(drains "$tmp/p" $c lru_drain_folio_work_fn)
+			if [ "${n:-0}" != 0 ]; then
+				echo "vm-test: $c: $n remote drains from reclaim (PF_MEMALLOC: local only)" >&2; ok=1
+			fi
+		esac
 	done
 	[ $ok = 0 ] && echo "vm-test: goals met"
 	exit $ok
@@ -286,11 +310,25 @@ included, from any caller; \`lru_add_drain()\` itself is not traceable).
 Goal: \`lru_add_drain_all\` in the pin and split cases at most a tenth of
 unpatched (goal 0).
 
-| case | lru_add_drain_all unpatched | lru_add_drain_all patched | targeted remote drains patched | lru_add_drain_cpu unpatched | lru_add_drain_cpu patched |
-|---|---|---|---|---|---|
+The last two columns count the new paths on the patched kernel: calls of
+\`lru_cache_drain_folio_holders()\` and, of those, the remote drains
+(work items).  A split, pin or hotplug case whose new path (remote drain;
+for splits from reclaim, where only local drains are allowed, the entry
+point) ran 0 times fails: it does not test what it is there for.
+
+| case | lru_add_drain_all unpatched | lru_add_drain_all patched | lru_add_drain_cpu unpatched | lru_add_drain_cpu patched | targeted drain calls patched | targeted remote drains patched | new path |
+|---|---|---|---|---|---|---|---|
 EOT
 for c in $dcases; do
-	echo "| $c | $(drains "$tmp/b" $c lru_add_drain_all) ($(drains "$tmp/b" $c lru_add_drain_all_case)) | $(drains "$tmp/p" $c lru_add_drain_all) ($(drains "$tmp/p" $c lru_add_drain_all_case)) | $(drains "$tmp/p" $c lru_drain_folio_work_fn) | $(drains "$tmp/b" $c lru_add_drain_cpu) | $(drains "$tmp/p" $c lru_add_drain_cpu) |"
+	need=$(new_path $c)
+	if [ -z "$need" ]; then
+		verdict_c=-
+	elif [ "$(drains "$tmp/p" $c $need)" = 0 ] || [ -z "$(drains "$tmp/p" $c $need)" ]; then
+		verdict_c="FAILED: $need ran 0 times"
+	else
+		verdict_c="ran"
+	fi
+	echo "| $c | $(drains "$tmp/b" $c lru_add_drain_all) ($(drains "$tmp/b" $c lru_add_drain_all_case)) | $(drains "$tmp/p" $c lru_add_drain_all) ($(drains "$tmp/p" $c lru_add_drain_all_case)) | $(drains "$tmp/b" $c lru_add_drain_cpu) | $(drains "$tmp/p" $c lru_add_drain_cpu) | $(drains "$tmp/p" $c lru_cache_drain_folio_holders) | $(drains "$tmp/p" $c lru_drain_folio_work_fn) | $verdict_c |"
 done
 
 cat <<EOT
