@@ -6,11 +6,12 @@
 #
 # usage: scripts/export-series.sh KERNEL_GIT_TREE BASE_COMMIT
 #
-# The cover letter text (subject on the first line, then the body) is kept
-# in patches/cover-letter.txt and filled into git format-patch's template.
-# The patches carry no From: and no Signed-off-by: the person who submits
-# them adds their own identity and DCO sign-off (see the cover letter);
-# scripts/commit-series.sh does that in a kernel git tree.
+# Each patch keeps its commit's author as From: and its Date:, so that
+# git am gives every patch its author back; the commits carry their own
+# Signed-off-by: lines.  The cover letter text (subject on the first
+# line, then the body) is kept in patches/cover-letter.txt, and the
+# recipients in patches/recipients (one "To: ..." or "Cc: ..." a line).
+# A commit whose port note ends with "so it is RFC ]" is sent as RFC.
 set -eu
 
 tree=$1
@@ -18,9 +19,17 @@ base=$2
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=$here/patches
 
+set --
+while read -r kind addr; do
+	case $kind in
+	To:) set -- "$@" "--to=$addr" ;;
+	Cc:) set -- "$@" "--cc=$addr" ;;
+	esac
+done < "$out/recipients"
+
 rm -f "$out"/[0-9][0-9][0-9][0-9]-*.patch
 git -C "$tree" format-patch -q --cover-letter --no-signature --zero-commit \
-	-o "$out" "$base..HEAD"
+	--subject-prefix="PATCH 6.12.y v3" "$@" -o "$out" "$base..HEAD"
 
 cover=$out/0000-cover-letter.patch
 subject=$(head -n 1 "$out/cover-letter.txt")
@@ -37,13 +46,10 @@ awk -v subject="$subject" -v blurb="$cover.blurb" '
 mv "$cover.new" "$cover"
 rm -f "$cover.blurb"
 
-# Drop the throwaway author identity of the export tree: only the header
-# block's From: line (up to the first empty line) is removed.
-for p in "$out"/[0-9][0-9][0-9][0-9]-*.patch; do
-	awk 'NR > 1 && !body && /^$/ { body = 1 }
-	     !body && /^From: / { next }
-	     { print }' "$p" > "$p.new"
-	mv "$p.new" "$p"
+for p in "$out"/[0-9][0-9][0-9][1-9]-*.patch; do
+	if grep -q 'so it is RFC ]$' "$p"; then
+		sed -i '0,/^Subject: \[PATCH /s//Subject: [RFC PATCH /' "$p"
+	fi
 done
 
 (cd "$out" && ls [0-9][0-9][0-9][1-9]-*.patch) > "$out/series"

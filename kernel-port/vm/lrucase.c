@@ -13,6 +13,13 @@
  *	through CGROUP/memory.reclaim written from CPU 1; a first reclaim, a
  *	drain of CPU 0's LRU cache (a MADV_DONTNEED on CPU 0), a second
  *	reclaim.  Passes if nothing is left unsplit after the second.
+ *   lrucase split-limit CGROUP MIB
+ *	The same in CGROUP, split by the deferred-split shrinker from direct
+ *	reclaim: memory.max is set 1 MiB above the cgroup's usage and CPU 1
+ *	then faults MIB/4 more, so the charge reclaims (no memory.reclaim,
+ *	hence no lru_add_drain_all() of its own; the unmapped halves are all
+ *	there is to free without swap).  Passes if the charge did not OOM and
+ *	the shrinker split at least one folio.
  *   lrucase pin MIB
  *	mTHPs faulted on CPU 0 (ZONE_MOVABLE with movablecore=), then pinned
  *	FOLL_LONGTERM from CPU 1 through debugfs gup_test, which migrates
@@ -38,84 +45,9 @@
 #include <unistd.h>
 
 #include "mm/gup_test.h"
+#include "caseutil.h"
 
-#define PAGE		4096UL
-#define KPF_HEAD	(1ULL << 15)
-#define KPF_TAIL	(1ULL << 16)
 #define FOLL_WRITE	0x01
-
-static void on_cpu(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set)) {
-		perror("sched_setaffinity");
-		exit(2);
-	}
-}
-
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, s, strlen(s));
-	n = n < 0 ? -errno : 0;
-	close(fd);
-	return (int)n;
-}
-
-/* An anonymous region aligned to 2 MiB, every page written once. */
-static char *fault_region(size_t len)
-{
-	char *p = mmap(NULL, len + (2UL << 20), PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	size_t i;
-
-	if (p == MAP_FAILED) {
-		perror("mmap");
-		exit(2);
-	}
-	p = (char *)(((uintptr_t)p + (2UL << 20) - 1) & ~((2UL << 20) - 1));
-	for (i = 0; i < len; i += PAGE)
-		p[i] = (char)(i / PAGE) | 1;
-	return p;
-}
-
-/* Mapped pages of [p, p + len) that belong to a large folio. */
-static long large_pages(const char *p, size_t len)
-{
-	int pm = open("/proc/self/pagemap", O_RDONLY);
-	int kf = open("/proc/kpageflags", O_RDONLY);
-	long n = 0;
-	size_t i;
-
-	if (pm < 0 || kf < 0) {
-		perror("pagemap/kpageflags");
-		exit(2);
-	}
-	for (i = 0; i < len; i += PAGE) {
-		uint64_t ent, flags;
-		off_t off = (off_t)(((uintptr_t)p + i) / PAGE * 8);
-
-		if (pread(pm, &ent, 8, off) != 8)
-			exit(2);
-		if (!(ent >> 63))
-			continue;	/* not present */
-		off = (off_t)((ent & ((1ULL << 55) - 1)) * 8);
-		if (pread(kf, &flags, 8, off) != 8)
-			exit(2);
-		if (flags & (KPF_HEAD | KPF_TAIL))
-			n++;
-	}
-	close(pm);
-	close(kf);
-	return n;
-}
 
 /* Fault on CPU 0, then unmap the second half of each 16K from CPU 1. */
 static char *fault_and_half_unmap(size_t len)
@@ -146,24 +78,6 @@ static int split_debugfs(size_t len)
 	return rc == 0 && before > 0 && after == 0 ? 0 : 1;
 }
 
-static int join_cgroup(const char *cg)
-{
-	char path[256], pid[32];
-
-	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
-	snprintf(pid, sizeof(pid), "%d", getpid());
-	return write_str(path, pid);
-}
-
-static int reclaim(const char *cg, size_t bytes)
-{
-	char path[256], amount[32];
-
-	snprintf(path, sizeof(path), "%s/memory.reclaim", cg);
-	snprintf(amount, sizeof(amount), "%zu", bytes);
-	return write_str(path, amount);
-}
-
 static int split_reclaim(const char *cg, size_t len)
 {
 	char *p, *scratch;
@@ -189,18 +103,31 @@ static int split_reclaim(const char *cg, size_t len)
 	return before > 0 && after2 == 0 ? 0 : 1;
 }
 
-static long vmstat(const char *name)
+static int split_limit(const char *cg, size_t len)
 {
-	FILE *f = fopen("/proc/vmstat", "r");
-	char key[64];
-	long v, r = -1;
+	char path[256], max[32], *p, *extra;
+	long before, after, cur;
+	int rc;
 
-	while (f && fscanf(f, "%63s %ld", key, &v) == 2)
-		if (!strcmp(key, name))
-			r = v;
-	if (f)
-		fclose(f);
-	return r;
+	if (join_cgroup(cg))
+		return 2;
+	p = fault_and_half_unmap(len);
+	before = large_pages(p, len);
+	snprintf(path, sizeof(path), "%s/memory.current", cg);
+	cur = read_long(path);
+	if (cur <= 0)
+		return 2;
+	snprintf(path, sizeof(path), "%s/memory.max", cg);
+	snprintf(max, sizeof(max), "%ld", cur + (1L << 20));
+	rc = write_str(path, max);
+	/* Still on CPU 1: the charges below reclaim from here. */
+	extra = fault_region(len / 4);
+	after = large_pages(p, len);
+	write_str(path, "max");
+	printf("large_before=%ld large_after=%ld max_rc=%d memory_max=%s\n",
+	       before, after, rc, max);
+	munmap(extra, len / 4);
+	return rc == 0 && before > 0 && after < before ? 0 : 1;
 }
 
 static int pin(size_t len)
@@ -282,6 +209,8 @@ int main(int argc, char **argv)
 		return split_debugfs(mib << 20);
 	if (argc == 4 && !strcmp(argv[1], "split-reclaim"))
 		return split_reclaim(argv[2], mib << 20);
+	if (argc == 4 && !strcmp(argv[1], "split-limit"))
+		return split_limit(argv[2], mib << 20);
 	if (argc == 3 && !strcmp(argv[1], "pin"))
 		return pin(mib << 20);
 	if (argc == 5 && !strcmp(argv[1], "reclaim-time"))

@@ -1,15 +1,23 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# report.sh BASE.LOG PATCHED.LOG COMMAND   -> RESULTS.md on stdout
+# report.sh [--keep OLD.md] [--matrix DIR] BASE.LOG PATCHED.LOG COMMAND
+#                                          -> RESULTS.md on stdout
 # report.sh --verdict BASE.LOG PATCHED.LOG -> exit 0 iff the goals are met
+# report.sh --matrix-verdict DIR CONFIG    -> exit 0 iff that config passed
 # report.sh --trim LOG                     -> the log lines RESULTS.md uses
 #
 # Reads the "VMTEST ..." lines that vm/init prints on the guest console.
+# --keep copies every block of OLD.md between "<!-- keep -->" and
+# "<!-- /keep -->" lines (hand-written status, slowdowns reported as
+# unknown) into the new report, so that a run cannot drop them; --matrix
+# reads the matrix-<config>.status files and logs vm-matrix leaves in DIR.
 set -eu
 
 # The console interleaves firmware escape sequences with the first line.
+# A log that does not exist (a guest that never ran) reads as empty.
 clean() {
+	[ -f "$1" ] || return 0
 	tr -d '\r' < "$1" | sed -n 's/^.*\(VMTEST .*\)$/\1/p'
 }
 
@@ -24,9 +32,22 @@ if [ "$1" = --trim ]; then
 fi
 
 verdict=0
-if [ "$1" = --verdict ]; then
-	verdict=1
-	shift
+keep=
+matrix=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--verdict) verdict=1; shift ;;
+	--matrix-verdict) verdict=2; shift ;;
+	--keep) keep=$2; shift 2 ;;
+	--matrix) matrix=$2; shift 2 ;;
+	*) break ;;
+	esac
+done
+if [ $verdict = 2 ]; then
+	# The matrix config's log stands in for both kernels below.
+	matrix=$1
+	mcfg=$2
+	set -- "$matrix/matrix-$mcfg.log" "$matrix/matrix-$mcfg.log"
 fi
 base=$1
 patched=$2
@@ -113,12 +134,138 @@ drains() {
 			if (index($i, f "=") == 1) { print substr($i, length(f) + 2); exit }
 	}' "$1"
 }
+# need_keys FILE CASE / forbid_keys FILE CASE: vm/init's "need" and
+# "forbid" lines for CASE.
+need_keys() {
+	awk -v c="$2" '$2 == "need" && $3 == c { $1 = $2 = $3 = ""; print; exit }' "$1"
+}
+forbid_keys() {
+	awk -v c="$2" '$2 == "forbid" && $3 == c { $1 = $2 = $3 = ""; print; exit }' "$1"
+}
+# counter FILE CASE KEY: a counters delta (absent: 0)
+counter() {
+	awk -v c="$2" -v k="$3" '$2 == "counters" && $3 == c {
+		for (i = 4; i <= NF; i++)
+			if (index($i, k "=") == 1) { print substr($i, length(k) + 2); exit }
+		print 0; exit
+	}' "$1"
+}
+# key_value FILE CASE KEY: a counters key (with a ".") or a drain count
+key_value() {
+	case $3 in
+	*.*) counter "$1" "$2" "$3" ;;
+	*) drains "$1" "$2" "$3" ;;
+	esac
+}
+# path_failures BASE PATCHED CASE: one line per required key that stayed
+# 0 (counters keys on both kernels, functions on the patched one) and per
+# forbidden function the patched kernel called; nothing if CASE is fine.
+path_failures() {
+	for k in $(need_keys "$2" "$3"); do
+		v=$(key_value "$2" "$3" "$k")
+		[ "${v:-0}" != 0 ] || echo "$k ran 0 times (patched)"
+		case $k in *.*)
+			[ "$1" != "$2" ] || continue
+			v=$(key_value "$1" "$3" "$k")
+			[ "${v:-0}" != 0 ] || echo "$k ran 0 times (unpatched)" ;;
+		esac
+	done
+	for k in $(forbid_keys "$2" "$3"); do
+		v=$(drains "$2" "$3" "$k")
+		[ "${v:-0}" = 0 ] || echo "$k ran $v times, must not (patched)"
+	done
+}
 debug_locks() {
 	awk '$2 == "debug_locks" { print $3; exit }' "$1"
 }
 names() {
 	awk '$2 == "case" || $2 == "selftest" || $2 == "bench" { print $2, $3 }' "$1" | sort
 }
+
+# spread RUNS MEDIAN: (max - min) / median of comma-separated runs
+spread() {
+	echo "$1" | tr ',' '\n' | awk -v m="$2" 'NF {
+		if (n++ == 0 || $1 < lo) lo = $1; if ($1 > hi) hi = $1 }
+		END { if (n && m > 0) printf "%.2f", (hi - lo) / m; else print "n/a" }'
+}
+# time_verdict BASE_RUNS PATCHED_RUNS: slower/faster only when the two
+# ranges of runs do not overlap, else unknown.
+time_verdict() {
+	printf '%s\n%s\n' "$1" "$2" | awk -F, 'NR <= 2 {
+		lo[NR] = hi[NR] = ""; for (i = 1; i <= NF; i++) if ($i != "") {
+			if (lo[NR] == "" || $i + 0 < lo[NR]) lo[NR] = $i + 0
+			if (hi[NR] == "" || $i + 0 > hi[NR]) hi[NR] = $i + 0 } }
+		END {
+			if (lo[1] == "" || lo[2] == "") print "unknown (no runs)"
+			else if (lo[2] > hi[1]) print "slower (ranges apart)"
+			else if (hi[2] < lo[1]) print "faster (ranges apart)"
+			else print "unknown (ranges overlap)" }'
+}
+# matrix_eval DIR CONFIG: sets m_built, m_booted, m_passed (of m_total
+# guest cases and selftests), m_na (not applicable: the config dropped
+# TRANSPARENT_HUGEPAGE, as PREEMPT_RT does in 6.12, and the case needs
+# mTHPs), m_failed (names), m_warn (dmesg reports, debug_locks, build
+# warnings) for one vm-matrix config.
+mstatus() {
+	[ -f "$1/matrix-$2.status" ] || return 0
+	awk -F= -v k="$3" '$1 == k { print $2; exit }' "$1/matrix-$2.status"
+}
+matrix_eval() {
+	m=$tmp/m.$2
+	clean "$1/matrix-$2.log" > "$m"
+	m_built=$(mstatus "$1" "$2" built)
+	m_built=${m_built:-not run}
+	m_dropped=$(mstatus "$1" "$2" dropped)
+	if grep -q '^VMTEST done' "$m"; then
+		m_booted=yes
+	elif grep -q '^VMTEST kernel' "$m"; then
+		m_booted="yes, did not finish (qemu rc $(mstatus "$1" "$2" qemu_rc))"
+	elif [ "$m_built" = yes ]; then
+		m_booted=no
+	else
+		m_booted="not run"
+	fi
+	m_total=0 m_passed=0 m_na=0 m_failed=
+	for c in $(awk '$2 == "case" { print $3 }' "$m"); do
+		m_total=$((m_total + 1))
+		rc=$(case_field "$m" $c rc)
+		if [ "$rc" = 0 ] && [ -z "$(path_failures "$m" "$m" $c)" ]; then
+			m_passed=$((m_passed + 1))
+		elif { [ "$rc" = 77 ] || [ "$rc" = mthp-unavailable ] ||
+		       case $c in *_16K|*_64K|pcache_*) true ;; *) false ;; esac; } &&
+		     case ",$m_dropped," in *,CONFIG_TRANSPARENT_HUGEPAGE,*) true ;; *) false ;; esac; then
+			m_na=$((m_na + 1))
+		else
+			m_failed="$m_failed $c"
+		fi
+	done
+	for t in $(awk '$2 == "selftest" { print $3 }' "$m"); do
+		m_total=$((m_total + 1))
+		if st_pass "$m" $t || [ "$(st_rc "$m" $t)" = 4 ]; then
+			m_passed=$((m_passed + 1))
+		else
+			m_failed="$m_failed $t"
+		fi
+	done
+	m_warn="$(awk '$2 == "dmesg"' "$m" | wc -l) dmesg reports, debug_locks $(debug_locks "$m"), $(mstatus "$1" "$2" build_warnings) build warnings"
+}
+
+if [ $verdict = 2 ]; then
+	matrix_eval "$matrix" "$mcfg"
+	ok=0
+	if [ "$m_built" != yes ] || [ "$m_booted" != yes ]; then
+		echo "vm-matrix: $mcfg: built $m_built, booted $m_booted" >&2; ok=1
+	fi
+	if [ -n "$m_failed" ]; then
+		echo "vm-matrix: $mcfg: failed:$m_failed" >&2; ok=1
+	fi
+	if awk '$2 == "dmesg"' "$tmp/m.$mcfg" | grep -q . ||
+	   [ "$(debug_locks "$tmp/m.$mcfg")" != 1 ]; then
+		echo "vm-matrix: $mcfg: kernel warnings: $m_warn" >&2; ok=1
+	fi
+	[ $ok = 0 ] && echo "vm-matrix: $mcfg: $m_passed of $m_total passed, $m_na not applicable"
+	exit $ok
+fi
 
 if [ $verdict = 1 ]; then
 	ok=0
@@ -171,6 +318,11 @@ if [ $verdict = 1 ]; then
 			echo "vm-test: $c: lru_add_drain_all() $b times patched, $a unpatched" >&2; ok=1
 		fi
 	done
+	# A case that does not run the path it is there for is a failed case.
+	for c in $dcases; do
+		path_failures "$tmp/b" "$tmp/p" $c | sed "s/^/vm-test: $c: /" >&2
+		[ -z "$(path_failures "$tmp/b" "$tmp/p" $c)" ] || ok=1
+	done
 	[ $ok = 0 ] && echo "vm-test: goals met"
 	exit $ok
 fi
@@ -192,6 +344,39 @@ zram, function profiler) and booted in qemu TCG with $cpus CPUs, 2 GiB and
 \`movablecore=50%\`; unpatched: $kb, patched: $kp (the patches in
 patches/series). Every case below runs on both kernels under these
 checks.
+EOT
+
+# The hand-written sections of the report this one replaces.
+if [ -n "$keep" ] && [ -f "$keep" ]; then
+	awk '/^<!-- \/keep -->$/ { print; print ""; on = 0; next }
+	     /^<!-- keep -->$/ { on = 1 }
+	     on' "$keep"
+fi
+
+cat <<EOT
+## Config matrix
+
+\`make -C kernel-port vm-matrix\`: the patched kernel built with
+vm/test.config plus each vm/matrix/<config>.config, booted with the same
+initramfs (vm-matrix's vCPU count), one row per config.  "dropped": the
+fragment lines olddefconfig did not keep (6.12's THP depends on
+!PREEMPT_RT, so the RT kernel has no mTHPs and its mTHP cases are not
+applicable).  Cases passed counts the guest cases (rc 0 and every path
+they need ran) and the selftests.
+
+| config | built | booted | cases passed | not applicable | failed | warnings | dropped |
+|---|---|---|---|---|---|---|---|
+EOT
+for mc in default kcsan offstack rt; do
+	if [ -n "$matrix" ] && [ -f "$matrix/matrix-$mc.status" ]; then
+		matrix_eval "$matrix" "$mc"
+		echo "| $mc | $m_built | $m_booted | $m_passed of $m_total | $m_na | ${m_failed:-none} | $m_warn | $m_dropped |"
+	else
+		echo "| $mc | not run | not run | not run | - | - | - | - |"
+	fi
+done
+
+cat <<EOT
 
 ## lruvec lock, fault/MADV_DONTNEED microbenchmark
 
@@ -217,6 +402,9 @@ done
 cat <<EOT
 
 Goals: 16K patched acquisitions at most 0.2 of unpatched; 4K within ±5%.
+The run times are one run per kernel in TCG on a shared host: they are
+raw figures, and whether the patched kernel is slower or faster there is
+unknown (no repetitions to tell the host's noise from the kernel).
 
 ## mm selftests
 
@@ -228,7 +416,8 @@ at most 150 s: its anonymous, zero-page, PTE-mapped and tmpfs THP splits
 (its first three tests) run first, while its nine pagecache-to-order
 subtests write a 4 MiB file one byte per write() (minutes each under TCG)
 and skip on tmpfs anyway; it counts as passed when it printed only "ok"
-lines before the limit.
+lines before the limit.  \`split_huge_page_test_16K\` and \`_64K\` run it
+to the end (no time limit) with 16K or 64K mTHP enabled.
 
 | test | unpatched | patched | unpatched totals | patched totals |
 |---|---|---|---|---|
@@ -250,7 +439,14 @@ fi
 
 cat <<EOT
 
-## Guest cases (two CPUs)
+## Guest cases
+
+Each case prints its result line (below), a drains line (next section)
+and a counters line (the vmstat, mTHP and khugepaged counters that moved);
+vm/init names, per case, the functions and counters the case exists to
+reach (\`need\`) and the ones the patched kernel must not call there
+(\`forbid\`), and a case whose needed path ran 0 times fails (the "new
+path" column of the drain table).
 
 vm/lrucase.c: 16K mTHPs faulted on CPU 0 and half of each unmapped from
 CPU 1, then split from CPU 1 through debugfs \`split_huge_pages\`
@@ -264,7 +460,22 @@ splits everything);
 mTHPs faulted on CPU 0 in ZONE_MOVABLE, pinned FOLL_LONGTERM from CPU 1
 through debugfs \`gup_test\` (PIN_LONGTERM_BENCHMARK), which migrates them.
 \`hotplug\`: CPU 1 offline and back online during the 16K benchmark.
-\`reclaim_*\`: see below. rc 0 is a pass.
+\`split_limit\`: the same partial unmaps in a memcg whose memory.max is
+set just above its usage, then more faults from CPU 1: the deferred-split
+shrinker runs from direct reclaim, without memory.reclaim's own
+\`lru_add_drain_all()\`, so its local-only drain is what splits (the
+folios still in CPU 0's cache stay whole).  vm/drainrace.c:
+\`hotplug_race\` pins, from CPU 0, mTHPs just faulted on CPU 1..n-1
+while CPU 1 goes offline and online; \`drainall_race\` the same while
+another thread runs \`lru_add_drain_all()\` (drop_caches).
+vm/mthpcase.c: \`madv_*\`, MADV_FREE/COLD/PAGEOUT from CPU 1 on whole
+folios and on half folios (splits, the last of them held by CPU 0's
+cache); \`mlock\`; \`migrate\`, move_pages() to node 1 and mbind() back
+(numa=fake=2); \`khugepaged\`, a collapse of mTHP-mapped PMDs.
+vm/pcachecase.c: \`pcache_within_size\`, a tmpfs huge=within_size file,
+hole punch, truncate and invalidation with its data checked.
+\`reclaim_*\`: see below. rc 0 is a pass (77: the kernel lacks an
+interface the case needs; that fails too).
 
 | case | unpatched | patched |
 |---|---|---|
@@ -286,11 +497,24 @@ included, from any caller; \`lru_add_drain()\` itself is not traceable).
 Goal: \`lru_add_drain_all\` in the pin and split cases at most a tenth of
 unpatched (goal 0).
 
-| case | lru_add_drain_all unpatched | lru_add_drain_all patched | targeted remote drains patched | lru_add_drain_cpu unpatched | lru_add_drain_cpu patched |
-|---|---|---|---|---|---|
+The last two columns count the new paths on the patched kernel: calls of
+\`lru_cache_drain_folio_holders()\` and, of those, the remote drains
+(work items).  A split, pin or hotplug case whose new path (remote drain;
+for splits from reclaim, where only local drains are allowed, the entry
+point) ran 0 times fails: it does not test what it is there for.
+
+| case | lru_add_drain_all unpatched | lru_add_drain_all patched | lru_add_drain_cpu unpatched | lru_add_drain_cpu patched | targeted drain calls patched | targeted remote drains patched | new path |
+|---|---|---|---|---|---|---|---|
 EOT
 for c in $dcases; do
-	echo "| $c | $(drains "$tmp/b" $c lru_add_drain_all) ($(drains "$tmp/b" $c lru_add_drain_all_case)) | $(drains "$tmp/p" $c lru_add_drain_all) ($(drains "$tmp/p" $c lru_add_drain_all_case)) | $(drains "$tmp/p" $c lru_drain_folio_work_fn) | $(drains "$tmp/b" $c lru_add_drain_cpu) | $(drains "$tmp/p" $c lru_add_drain_cpu) |"
+	if [ -z "$(need_keys "$tmp/p" $c)$(forbid_keys "$tmp/p" $c)" ]; then
+		verdict_c=-
+	else
+		verdict_c=$(path_failures "$tmp/b" "$tmp/p" $c | paste -sd';' -)
+		verdict_c="${verdict_c:+FAILED: $verdict_c}"
+		verdict_c="${verdict_c:-ran: $(need_keys "$tmp/p" $c | sed 's/^ *//')}"
+	fi
+	echo "| $c | $(drains "$tmp/b" $c lru_add_drain_all) ($(drains "$tmp/b" $c lru_add_drain_all_case)) | $(drains "$tmp/p" $c lru_add_drain_all) ($(drains "$tmp/p" $c lru_add_drain_all_case)) | $(drains "$tmp/b" $c lru_add_drain_cpu) | $(drains "$tmp/p" $c lru_add_drain_cpu) | $(drains "$tmp/p" $c lru_cache_drain_folio_holders) | $(drains "$tmp/p" $c lru_drain_folio_work_fn) | $verdict_c |"
 done
 
 cat <<EOT
@@ -304,15 +528,22 @@ MGLRU on (scan_folios()/inc_min_seq(): the prefetch patch),
 \`reclaim_classic\` with \`lru_gen/enabled\` off (folio_referenced_one():
 the batched young-bit patch). The patched kernel has the whole series, so
 each figure is the series against 6.12.117 on that path, in TCG, where
-prefetchw is not modelled: read them as "no regression", not as a speed-up.
+prefetchw is not modelled: they show neither a speed-up nor its absence;
+the ratio of medians below is reported as it is, regressions included.
 
-| case | median unpatched | median patched | patched / unpatched | runs unpatched (us) | runs patched (us) |
-|---|---|---|---|---|---|
+Both guests run at the same time, so their runs interleave in time on
+the host.  Spread is (max - min) / median of each kernel's runs.  A
+verdict is given only when the two kernels' ranges of runs do not
+overlap; otherwise the difference is unknown, with the raw runs.
+
+| case | median unpatched | median patched | patched / unpatched | spread unpatched | spread patched | verdict | runs unpatched (us) | runs patched (us) |
+|---|---|---|---|---|---|---|---|---|
 EOT
 for c in $cases; do
 	case $c in reclaim_*) ;; *) continue ;; esac
 	bm=$(case_field "$tmp/b" $c median_us); pm=$(case_field "$tmp/p" $c median_us)
-	echo "| $c | ${bm} us | ${pm} us | $(ratio "$bm" "$pm") | $(case_field "$tmp/b" $c runs_us) | $(case_field "$tmp/p" $c runs_us) |"
+	br=$(case_field "$tmp/b" $c runs_us); pr=$(case_field "$tmp/p" $c runs_us)
+	echo "| $c | ${bm} us | ${pm} us | $(ratio "$bm" "$pm") | $(spread "$br" "$bm") | $(spread "$pr" "$pm") | $(time_verdict "$br" "$pr") | $br | $pr |"
 done
 
 echo
