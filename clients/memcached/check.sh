@@ -58,7 +58,7 @@ done
 [ -z "$stockfail" ] || mc_log "fail on stock too (reported, not required):$stockfail"
 for n in $regressions; do
 	echo "== patched t/$n.t (passes on stock):"
-	tail -n 40 "$res/patched/$n.log"
+	tail -n 40 "$res/patched/$n.log" | cut -c1-300
 done
 
 # Sanitizer runs: a report is the port's when a frame of it names
@@ -84,7 +84,7 @@ san_run() {
 		if [ "$(cat "$res/patched/$n.result" 2>/dev/null)" = pass ] &&
 		   [ "$(cat "$dir/$n.result")" != pass ]; then
 			echo "== $v t/$n.t fails (passes patched):"
-			tail -n 40 "$dir/$n.log"
+			tail -n 40 "$dir/$n.log" | cut -c1-300
 			san_fail=1
 		fi
 	done
@@ -100,7 +100,7 @@ if [ "${MC_NO_SAN:-}" != 1 ]; then
 	ASAN_OPTIONS="detect_leaks=0:log_path=$res/asan/san" \
 	UBSAN_OPTIONS="print_stacktrace=1:log_path=$res/asan/san" \
 		san_run asan "runtime error|AddressSanitizer"
-	TSAN_OPTIONS="exitcode=0:halt_on_error=0:log_path=$res/tsan/san" \
+	TSAN_OPTIONS="exitcode=0:halt_on_error=0:suppressions=$MC_HERE/tsan.supp:log_path=$res/tsan/san" \
 		san_run tsan "WARNING: ThreadSanitizer"
 fi
 
