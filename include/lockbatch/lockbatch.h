@@ -61,5 +61,7 @@
 #include <lockbatch/freelist.h>
 #include <lockbatch/lru.h>
 #include <lockbatch/refbits.h>
+#include <lockbatch/nodetab.h>
+#include <lockbatch/cpubatch_wait.h>
 
 #endif /* LOCKBATCH_LOCKBATCH_H */

@@ -20,6 +20,8 @@
 #define LB_HDR_LRU 10
 #define LB_HDR_ERROR 11
 #define LB_HDR_PCP_TUNE 12
+#define LB_HDR_NODETAB 13
+#define LB_HDR_CPUBATCH_WAIT 14
 
 #if LB_HDR == LB_HDR_CPU
 #include <lockbatch/cpu.h>
@@ -186,6 +188,28 @@ static int probe(void)
 
 	return lb_pcp_tune_init(&ts, 8, 16, 64, false) == 0 && ts.high >= 16 && ts.high <= 64 &&
 	       lb_pcp_tuner_name(LB_PCP_TUNE_LINUX) != 0;
+}
+#elif LB_HDR == LB_HDR_NODETAB
+#include <lockbatch/nodetab.h>
+#include <lockbatch/nodetab.h>
+#define NAME "lockbatch/nodetab.h"
+static int probe(void)
+{
+	struct lb_nodetab *t = 0;
+
+	return lb_nodetab_create(&t, 3) < 0 && !t &&
+	       LB_NODETAB_BUCKETS <= LB_NODETAB_BUCKETS_MAX;
+}
+#elif LB_HDR == LB_HDR_CPUBATCH_WAIT
+#include <lockbatch/cpubatch_wait.h>
+#include <lockbatch/cpubatch_wait.h>
+#define NAME "lockbatch/cpubatch_wait.h"
+static int probe(void)
+{
+	struct lb_cpubatch_waiting w;
+
+	return lb_cpubatch_waiting(0, 0, 0, &w) < 0 &&
+	       lb_cpubatch_drain_backend(0, &w) < 0;
 }
 #else
 #error "LB_HDR names no header"
