@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#
+# profile.sh MEMCACHED [MB] [REQUESTS] - where a memcached built with
+# patch 0001 spends its instructions per request, under callgrind.
+#
+# The server runs under valgrind --tool=callgrind (-t 4, -m MB, default
+# 32); mc-loadgen prefills the 400k keys, callgrind's counters are zeroed,
+# then REQUESTS (default 200000) measured SET/GET requests run and the
+# counters are dumped. Instruction counts do not depend on the machine's
+# load, unlike time; valgrind runs the server's threads one at a time, so
+# lock contention is not what this measures. Prints the top functions
+# (inclusive and self) and leaves callgrind.out.mc.* in the current
+# directory for callgrind_annotate.
+set -euo pipefail
+bin=${1:?usage: profile.sh MEMCACHED [MB] [REQUESTS]}
+mb=${2:-32}
+requests=${3:-200000}
+here=$(cd "$(dirname "$0")" && pwd)
+: "${top_builddir:=$here/../..}"
+lg=$top_builddir/clients/memcached/bench/mc-loadgen
+[ -x "$lg" ] || { echo "profile.sh: no $lg: run make first" >&2; exit 1; }
+command -v valgrind >/dev/null || { echo "profile.sh: valgrind is not installed" >&2; exit 1; }
+
+port=$(( 20000 + $$ % 20000 ))
+user=()
+[ "$(id -u)" = 0 ] && user=(-u root)
+out=callgrind.out.mc.$$
+# Bounded: the server is killed after 15 minutes whatever happens.
+timeout 900 valgrind --tool=callgrind --callgrind-out-file="$out" \
+	--collect-atstart=yes "$bin" "${user[@]}" -p "$port" -l 127.0.0.1 \
+	-U 0 -t 4 -m "$mb" -c 4096 -o lru_lock_stats 2>"$out.log" &
+vg=$!
+trap 'kill "$vg" 2>/dev/null || true' EXIT
+for _ in $(seq 1 300); do
+	(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+	sleep 0.1
+done
+# Prefill (and a short warm-up) outside the measured counts.
+"$lg" --port "$port" --warmup 0 --seconds 1 >/dev/null
+callgrind_control -z "$vg" >/dev/null
+"$lg" --port "$port" --no-prefill --warmup 0 --seconds 600 \
+	--requests "$requests" --server-stats
+callgrind_control -d "$vg" >/dev/null
+kill -KILL "$vg"   # no exit dump: only the measured one is wanted
+wait "$vg" || true
+trap - EXIT
+dump=$(ls -t "$out"* | grep -v '\.log$' | head -1)
+echo "profile.sh: $dump (callgrind_annotate --inclusive=yes $dump)"
+callgrind_annotate --inclusive=yes "$dump" 2>/dev/null | sed -n '1,60p'
