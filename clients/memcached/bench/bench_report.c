@@ -214,9 +214,11 @@ int bench_plot(const struct bench *b, const char *png)
 		BM_COUNT - 1);
 	fprintf(g, "plot 1 with lines lt 0 title 'stock'");
 	for (i = 0; i < b->nsizes; i++)
-		fprintf(g, ", '%s' index %u using ($1+%.2f):3:4:5:xtic(2) "
+		/* The metric names label the axis once, from the first size. */
+		fprintf(g, ", '%s' index %u using ($1+%.2f):3:4:5%s "
 			   "with yerrorbars pt 7 title '-m %u'", dat, i,
-			(double)i * 0.2 - 0.1, b->size[i].mem_mb);
+			(double)i * 0.2 - 0.1, i ? "" : ":xtic(2)",
+			b->size[i].mem_mb);
 	fprintf(g, "\n");
 	st = pclose(g);
 	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
