@@ -5,7 +5,8 @@
 # patch 0001 spends its instructions per request, under callgrind.
 #
 # The server runs under valgrind --tool=callgrind (-t 4, -m MB, default
-# 32); mc-loadgen prefills the 400k keys, callgrind's counters are zeroed,
+# 32);
+# mc-loadgen prefills the 400k keys, callgrind's counters are zeroed,
 # then REQUESTS (default 200000) measured SET/GET requests run and the
 # counters are dumped. Instruction counts do not depend on the machine's
 # load, unlike time; valgrind runs the server's threads one at a time, so
@@ -27,22 +28,28 @@ user=()
 [ "$(id -u)" = 0 ] && user=(-u root)
 out=callgrind.out.mc.$$
 # Bounded: the server is killed after 15 minutes whatever happens.
-timeout 900 valgrind --tool=callgrind --callgrind-out-file="$out" \
+# memcached sets its file limit (soft and hard) to -c, and valgrind allows
+# only its own hard limit, 12 below the real one: 1024 gives 1012.
+timeout 900 bash -c 'ulimit -n 1024 && exec "$@"' sh \
+	valgrind --tool=callgrind --callgrind-out-file="$out" \
 	--collect-atstart=yes "$bin" "${user[@]}" -p "$port" -l 127.0.0.1 \
-	-U 0 -t 4 -m "$mb" -c 4096 -o lru_lock_stats 2>"$out.log" &
+	-U 0 -t 4 -m "$mb" -c 1012 -o lru_lock_stats 2>"$out.log" &
 vg=$!
 trap 'kill "$vg" 2>/dev/null || true' EXIT
-for _ in $(seq 1 300); do
+for _ in $(seq 1 600); do
+	kill -0 "$vg" 2>/dev/null || { cat "$out.log" >&2; exit 1; }
 	(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
 	sleep 0.1
 done
 # Prefill (and a short warm-up) outside the measured counts.
 "$lg" --port "$port" --warmup 0 --seconds 1 >/dev/null
-callgrind_control -z "$vg" >/dev/null
+# valgrind is timeout's child (bash exec'd into it).
+vgpid=$(pgrep -P "$vg" | head -n 1)
+callgrind_control -z "$vgpid" >/dev/null
 "$lg" --port "$port" --no-prefill --warmup 0 --seconds 600 \
 	--requests "$requests" --server-stats
-callgrind_control -d "$vg" >/dev/null
-kill -KILL "$vg"   # no exit dump: only the measured one is wanted
+callgrind_control -d "$vgpid" >/dev/null
+kill -KILL "$vgpid"	# no exit dump: only the measured one is wanted
 wait "$vg" || true
 trap - EXIT
 dump=$(ls -t "$out"* | grep -v '\.log$' | head -1)

@@ -100,6 +100,8 @@ static void bench_record(struct bench_side *s, unsigned int i,
 	}
 	s->v[BM_OPS_S][i] = r->ops_s;
 	s->v[BM_CPU_US][i] = r->srv_cpu_us_per_req;
+	s->v[BM_USER_US][i] = r->srv_user_us_per_req;
+	s->v[BM_SYS_US][i] = r->srv_sys_us_per_req;
 	s->v[BM_ACQ_LINK][i] = r->acq_per_req[0];
 	s->v[BM_ACQ_BUMP][i] = r->acq_per_req[1];
 	s->v[BM_ACQ_ALL][i] = acq;

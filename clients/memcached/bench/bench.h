@@ -17,6 +17,8 @@
 enum bench_metric {
 	BM_OPS_S,		/* client-side throughput */
 	BM_CPU_US,		/* server CPU time per request, us */
+	BM_USER_US,		/* ... of which in user space */
+	BM_SYS_US,		/* ... and in the kernel */
 	BM_ACQ_LINK,		/* LRU lock acquisitions per request */
 	BM_ACQ_BUMP,
 	BM_ACQ_ALL,
@@ -32,7 +34,6 @@ struct bench_metric_info {
 	const char *name;	/* JSON key */
 	const char *label;	/* table row */
 	int prec;		/* decimals of a value in the table */
-	int better_high;	/* 1: higher is better */
 };
 
 extern const struct bench_metric_info bench_metrics[BM_COUNT];

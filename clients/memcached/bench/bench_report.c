@@ -12,16 +12,18 @@
 #include "bench.h"
 
 const struct bench_metric_info bench_metrics[BM_COUNT] = {
-	[BM_OPS_S] = { "ops_s", "ops/s", 0, 1 },
-	[BM_CPU_US] = { "cpu_us_per_req", "server CPU us/req", 3, 0 },
-	[BM_ACQ_LINK] = { "lru_lock_acq_link_per_req", "LRU lock acq/req link", 4, 0 },
-	[BM_ACQ_BUMP] = { "lru_lock_acq_bump_per_req", "LRU lock acq/req bump", 4, 0 },
-	[BM_ACQ_ALL] = { "lru_lock_acq_per_req", "LRU lock acq/req all", 4, 0 },
-	[BM_WAIT_LINK] = { "lru_lock_wait_ns_link_per_req", "LRU wait ns/req link", 2, 0 },
-	[BM_WAIT_BUMP] = { "lru_lock_wait_ns_bump_per_req", "LRU wait ns/req bump", 2, 0 },
-	[BM_WAIT_ALL] = { "lru_lock_wait_ns_per_req", "LRU wait ns/req all", 2, 0 },
-	[BM_P99_US] = { "p99_us", "p99 latency us", 0, 0 },
-	[BM_HIT] = { "get_hit_ratio", "GET hit ratio", 3, 1 },
+	[BM_OPS_S] = { "ops_s", "ops/s", 0 },
+	[BM_CPU_US] = { "cpu_us_per_req", "server CPU us/req", 3 },
+	[BM_USER_US] = { "user_us_per_req", "  of which user", 3 },
+	[BM_SYS_US] = { "sys_us_per_req", "  of which system", 3 },
+	[BM_ACQ_LINK] = { "lru_lock_acq_link_per_req", "LRU lock acq/req link", 4 },
+	[BM_ACQ_BUMP] = { "lru_lock_acq_bump_per_req", "LRU lock acq/req bump", 4 },
+	[BM_ACQ_ALL] = { "lru_lock_acq_per_req", "LRU lock acq/req all", 4 },
+	[BM_WAIT_LINK] = { "lru_lock_wait_ns_link_per_req", "LRU wait ns/req link", 2 },
+	[BM_WAIT_BUMP] = { "lru_lock_wait_ns_bump_per_req", "LRU wait ns/req bump", 2 },
+	[BM_WAIT_ALL] = { "lru_lock_wait_ns_per_req", "LRU wait ns/req all", 2 },
+	[BM_P99_US] = { "p99_us", "p99 latency us", 0 },
+	[BM_HIT] = { "get_hit_ratio", "GET hit ratio", 3 },
 };
 
 static int bench_cmp(const void *a, const void *b)

@@ -98,7 +98,7 @@ void lg_conf_default(struct lg_conf *c);
 extern const char *const lg_path_names[LG_PATHS];
 
 struct lg_server {
-	double rusage_s;	/* rusage_user + rusage_system */
+	double user_s, sys_s;	/* rusage_user, rusage_system */
 	double cmd_get, cmd_set, get_hits, evictions;
 	int lblock_enabled;
 	double acquired[LG_PATHS], contended[LG_PATHS], wait_ns[LG_PATHS];
@@ -113,7 +113,8 @@ struct lg_result {
 	uint64_t p50_ns, p90_ns, p99_ns, p999_ns, max_ns;
 	int have_server;	/* the fields below are window deltas */
 	double srv_requests;	/* cmd_get + cmd_set */
-	double srv_cpu_us_per_req;
+	double srv_cpu_us_per_req;	/* user + system */
+	double srv_user_us_per_req, srv_sys_us_per_req;
 	double srv_evictions;
 	int lblock_enabled;
 	double acq_per_req[LG_PATHS], wait_ns_per_req[LG_PATHS];

@@ -31,9 +31,10 @@ void lg_result_print(FILE *f, const struct lg_conf *c,
 		r->p999_ns / 1e3, r->max_ns / 1e3);
 	if (!r->have_server)
 		return;
-	fprintf(f, "  server: %.0f requests, %.3f us CPU per request, "
-		   "%.0f evictions\n", r->srv_requests, r->srv_cpu_us_per_req,
-		r->srv_evictions);
+	fprintf(f, "  server: %.0f requests, %.3f us CPU per request "
+		   "(user %.3f, system %.3f), %.0f evictions\n",
+		r->srv_requests, r->srv_cpu_us_per_req, r->srv_user_us_per_req,
+		r->srv_sys_us_per_req, r->srv_evictions);
 	if (!r->lblock_enabled) {
 		fprintf(f, "  LRU lock counts: off (start memcached with patch "
 			   "0001 and -o lru_lock_stats)\n");
@@ -68,9 +69,11 @@ void lg_result_json(FILE *f, const struct lg_conf *c,
 		(unsigned long long)r->max_ns);
 	if (r->have_server) {
 		fprintf(f, ",\"server\":{\"requests\":%.0f,"
-			   "\"cpu_us_per_req\":%.5f,\"evictions\":%.0f,"
+			   "\"cpu_us_per_req\":%.5f,\"user_us_per_req\":%.5f,"
+			   "\"sys_us_per_req\":%.5f,\"evictions\":%.0f,"
 			   "\"lblock_enabled\":%d,\"per_req\":{",
 			r->srv_requests, r->srv_cpu_us_per_req,
+			r->srv_user_us_per_req, r->srv_sys_us_per_req,
 			r->srv_evictions, r->lblock_enabled);
 		for (i = 0; i < LG_PATHS; i++)
 			fprintf(f, "%s\"%s\":{\"acquired\":%.6f,"

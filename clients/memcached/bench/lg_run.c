@@ -442,7 +442,11 @@ static void lg_delta(const struct lg_server *a, const struct lg_server *b,
 	r->have_server = 1;
 	r->srv_requests = req;
 	r->srv_evictions = b->evictions - a->evictions;
-	r->srv_cpu_us_per_req = req > 0 ? (b->rusage_s - a->rusage_s) * 1e6 / req : 0;
+	if (req > 0) {
+		r->srv_user_us_per_req = (b->user_s - a->user_s) * 1e6 / req;
+		r->srv_sys_us_per_req = (b->sys_s - a->sys_s) * 1e6 / req;
+	}
+	r->srv_cpu_us_per_req = r->srv_user_us_per_req + r->srv_sys_us_per_req;
 	r->lblock_enabled = b->lblock_enabled;
 	for (i = 0; i < LG_PATHS; i++) {
 		r->acq_per_req[i] = req > 0 ? (b->acquired[i] - a->acquired[i]) / req : 0;

@@ -70,8 +70,10 @@ static void lg_server_stat(struct lg_server *s, const char *name,
 	unsigned int i;
 	char key[64];
 
-	if (!strcmp(name, "rusage_user") || !strcmp(name, "rusage_system"))
-		s->rusage_s += v;
+	if (!strcmp(name, "rusage_user"))
+		s->user_s = v;
+	else if (!strcmp(name, "rusage_system"))
+		s->sys_s = v;
 	else if (!strcmp(name, "cmd_get"))
 		s->cmd_get = v;
 	else if (!strcmp(name, "cmd_set"))
