@@ -13,7 +13,34 @@
 # lock contention is not what this measures. Prints the top functions
 # (inclusive and self) and leaves callgrind.out.mc.* in the current
 # directory for callgrind_annotate.
+#
+# profile.sh diff A.out REQUESTS_A B.out REQUESTS_B - inclusive
+# instructions per request of every function in two such dumps, side by
+# side, sorted by B - A, differences of 8 or more only (REQUESTS: the
+# "server: N requests" line each run printed).
 set -euo pipefail
+
+# function -> inclusive Ir, summed over the files that define it.
+incl_of() {
+	callgrind_annotate --inclusive=yes --threshold=100 --auto=no "$1" |
+		awk '/^ *[0-9,]+ +\( *[0-9.]+%\) +[^ ]+:[^ ]+ +\[/ {
+			ir = $1; gsub(",", "", ir)
+			f = $0; sub(/^ *[0-9,]+ +\( *[0-9.]+%\) +/, "", f)
+			sub(/ +\[.*/, "", f); sub(/.*:/, "", f)
+			sum[f] += ir
+		} END { for (f in sum) print f, sum[f] }' | sort
+}
+if [ "${1:-}" = diff ]; then
+	[ $# -eq 5 ] || { echo "usage: profile.sh diff A.out N_A B.out N_B" >&2; exit 2; }
+	join -a1 -a2 -e 0 -o 0,1.2,2.2 <(incl_of "$2") <(incl_of "$4") |
+		awk -v na="$3" -v nb="$5" '{
+			a = $2 / na; b = $3 / nb
+			if (b - a >= 8 || a - b >= 8)
+				printf "%-40s %9.1f %9.1f %+9.1f\n", $1, a, b, b - a
+		}' | sort -k4 -g |
+		{ printf "%-40s %9s %9s %9s\n" "Ir per request, inclusive" A B B-A; cat; }
+	exit 0
+fi
 bin=${1:?usage: profile.sh MEMCACHED [MB] [REQUESTS]}
 mb=${2:-32}
 requests=${3:-200000}

@@ -43,15 +43,7 @@ static void usage(FILE *f)
 
 static double bench_real(const char *opt, const char *s, double lo, double hi)
 {
-	char *end;
-	double v = strtod(s, &end);
-
-	if (!*s || *end || !(v >= lo && v <= hi)) {
-		fprintf(stderr, "mc-bench: --%s wants a number in [%g, %g], "
-				"not '%s'\n", opt, lo, hi, s);
-		exit(2);
-	}
-	return v;
+	return lg_opt_real("mc-bench", opt, s, lo, hi);
 }
 
 static void bench_sizes(struct bench *b, const char *list)
@@ -67,7 +59,7 @@ static void bench_sizes(struct bench *b, const char *list)
 			exit(2);
 		}
 		b->mem_mb[b->nsizes++] =
-			(unsigned int)bench_real("sizes", tok, 1, 65536);
+			(unsigned int)lg_opt_num("mc-bench", "sizes", tok, 1, 65536);
 	}
 	free(copy);
 	if (!b->nsizes) {
@@ -160,9 +152,9 @@ int main(int argc, char **argv)
 		switch (o) {
 		case 's': b.bin[0] = optarg; break;
 		case 'p': b.bin[1] = optarg; break;
-		case 'n': b.pairs = (unsigned int)bench_real("pairs", optarg, 1, BENCH_MAX_PAIRS); break;
+		case 'n': b.pairs = (unsigned int)lg_opt_num("mc-bench", "pairs", optarg, 1, BENCH_MAX_PAIRS); break;
 		case 'm': bench_sizes(&b, optarg); break;
-		case 't': b.server_threads = (unsigned int)bench_real("server-threads", optarg, 1, 64); break;
+		case 't': b.server_threads = (unsigned int)lg_opt_num("mc-bench", "server-threads", optarg, 1, 64); break;
 		case 'd': b.load.duration_s = bench_real("seconds", optarg, 0.1, 600); seconds_set = 1; break;
 		case 'w': b.load.warmup_s = bench_real("warmup", optarg, 0, 600); warmup_set = 1; break;
 		case 'q': quick = 1; break;
@@ -176,7 +168,7 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'l': b.load.threads = (unsigned int)bench_real("load-threads", optarg, 1, 64); break;
+		case 'l': b.load.threads = (unsigned int)lg_opt_num("mc-bench", "load-threads", optarg, 1, 64); break;
 		case 'j': json = 1; break;
 		case 'o': json_out = optarg; break;
 		case 'P': plot = optarg; break;

@@ -127,6 +127,13 @@ int lg_run(const struct lg_conf *c, struct lg_result *r);
 /* Loopback only: 0 if @host is a 127.0.0.0/8 dotted quad, else -EINVAL. */
 int lg_check_host(const char *host);
 
+/* A command-line number of @prog's option --@opt in [lo, hi], or exit 2. */
+unsigned long long lg_opt_num(const char *prog, const char *opt,
+			      const char *s, unsigned long long lo,
+			      unsigned long long hi);
+double lg_opt_real(const char *prog, const char *opt, const char *s,
+		   double lo, double hi);
+
 void lg_result_print(FILE *f, const struct lg_conf *c,
 		     const struct lg_result *r);
 void lg_result_json(FILE *f, const struct lg_conf *c,

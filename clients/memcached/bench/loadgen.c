@@ -35,32 +35,15 @@ static void usage(FILE *f)
 		   "warm-up 1 s, 5 s\n");
 }
 
-/* A whole unsigned number in [lo, hi], or exit 2 with a message. */
 static unsigned long long num(const char *opt, const char *s,
 			      unsigned long long lo, unsigned long long hi)
 {
-	char *end;
-	unsigned long long v = strtoull(s, &end, 0);
-
-	if (!*s || *end || v < lo || v > hi || s[0] == '-') {
-		fprintf(stderr, "mc-loadgen: --%s wants a number in "
-				"[%llu, %llu], not '%s'\n", opt, lo, hi, s);
-		exit(2);
-	}
-	return v;
+	return lg_opt_num("mc-loadgen", opt, s, lo, hi);
 }
 
 static double real(const char *opt, const char *s, double lo, double hi)
 {
-	char *end;
-	double v = strtod(s, &end);
-
-	if (!*s || *end || !(v >= lo && v <= hi)) {
-		fprintf(stderr, "mc-loadgen: --%s wants a number in "
-				"[%g, %g], not '%s'\n", opt, lo, hi, s);
-		exit(2);
-	}
-	return v;
+	return lg_opt_real("mc-loadgen", opt, s, lo, hi);
 }
 
 int main(int argc, char **argv)
