@@ -5,7 +5,7 @@
  *   mc-bench --stock BIN [--patched BIN] [--pairs 5] [--sizes 32,1024]
  *            [--server-threads 4] [--seconds S] [--warmup S] [--quick]
  *            [--skew uniform|zipf] [--load-threads 2] [--json]
- *            [--json-out FILE] [--plot FILE.png]
+ *            [--json-out FILE] [--plot FILE.png] [--warm-runs 1]
  *
  * Both servers must carry patch 0001 (they are started with
  * -o lru_lock_stats). Without --patched, stock is paired with itself: a
@@ -33,12 +33,14 @@ static void usage(FILE *f)
 		   "[--warmup S] [--quick]\n"
 		   "                [--skew uniform|zipf] [--load-threads N] "
 		   "[--json] [--json-out FILE]\n"
-		   "                [--plot FILE.png]\n"
+		   "                [--plot FILE.png] [--warm-runs N]\n"
 		   "defaults: 5 pairs, -m 32 and -m 1024, 4 server threads, "
 		   "4 s measured after a\n"
 		   "          1 s warm-up (--quick: 1.5 s after 0.5 s), "
 		   "16 SET + 16 GET connections,\n"
-		   "          pipeline 8, 400000 keys, 64-byte values\n");
+		   "          pipeline 8, 400000 keys, 64-byte values; one "
+		   "warm-up run per size\n"
+		   "          (stock's, not counted)\n");
 }
 
 static double bench_real(const char *opt, const char *s, double lo, double hi)
@@ -108,6 +110,20 @@ static int bench_size_run(struct bench *b, struct bench_size *z)
 {
 	unsigned int i, k;
 
+	/*
+	 * The first run after a pause, or after another cache size, meets a
+	 * colder machine than the rest (it is always stock's): run it, and
+	 * count nothing from it.
+	 */
+	for (i = 0; i < b->warm_runs; i++) {
+		struct lg_result r;
+		int err = bench_run_one(b, z->mem_mb, z->side[0].bin, &r);
+
+		if (err)
+			return err;
+		fprintf(stderr, "mc-bench: -m %u warm-up run: %.0f ops/s (not "
+				"counted)\n", z->mem_mb, r.ops_s);
+	}
 	for (i = 0; i < b->pairs; i++) {
 		for (k = 0; k < 2; k++) {
 			/* Even pairs: stock first; odd pairs: patched first. */
@@ -136,7 +152,8 @@ int main(int argc, char **argv)
 		{ "warmup", 1, 0, 'w' }, { "quick", 0, 0, 'q' },
 		{ "skew", 1, 0, 'z' }, { "load-threads", 1, 0, 'l' },
 		{ "json", 0, 0, 'j' }, { "json-out", 1, 0, 'o' },
-		{ "plot", 1, 0, 'P' }, { "help", 0, 0, 'h' }, { 0 }
+		{ "plot", 1, 0, 'P' }, { "warm-runs", 1, 0, 'W' },
+		{ "help", 0, 0, 'h' }, { 0 }
 	};
 	static struct bench b;
 	const char *json_out = NULL, *plot = NULL;
@@ -147,6 +164,7 @@ int main(int argc, char **argv)
 	b.load.duration_s = 4;
 	b.server_threads = 4;
 	b.pairs = 5;
+	b.warm_runs = 1;
 	bench_sizes(&b, "32,1024");
 	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (o) {
@@ -172,6 +190,7 @@ int main(int argc, char **argv)
 		case 'j': json = 1; break;
 		case 'o': json_out = optarg; break;
 		case 'P': plot = optarg; break;
+		case 'W': b.warm_runs = (unsigned int)lg_opt_num("mc-bench", "warm-runs", optarg, 0, 10); break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}

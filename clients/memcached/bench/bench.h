@@ -54,6 +54,7 @@ struct bench {
 	struct lg_conf load;
 	unsigned int server_threads;
 	unsigned int pairs;
+	unsigned int warm_runs;	/* per size, before the pairs, not counted */
 	unsigned int nsizes;
 	unsigned int mem_mb[BENCH_MAX_SIZES];
 	const char *bin[2];

@@ -80,12 +80,13 @@ void bench_print(FILE *f, const struct bench *b)
 	fprintf(f, "  %u server threads; load: %u SET + %u GET connections, "
 		   "pipeline %u, %u keys (%s), %u-byte values, %u threads;\n"
 		   "  %.1f s measured after %.1f s warm-up and a prefill; "
-		   "nothing pinned (server and load share the cores)\n",
+		   "%u uncounted run(s) per size first;\n"
+		   "  nothing pinned (server and load share the cores)\n",
 		b->server_threads, b->load.set_conns, b->load.get_conns,
 		b->load.pipeline, b->load.keys,
 		b->load.skew == LG_ZIPF ? "zipf" : "uniform",
 		b->load.value_size, b->load.threads, b->load.duration_s,
-		b->load.warmup_s);
+		b->load.warmup_s, b->warm_runs);
 	fprintf(f, "  loadavg before: %s; after: %s\n", b->load_before,
 		b->load_after);
 	for (i = 0; i < b->nsizes; i++) {
@@ -136,14 +137,14 @@ void bench_json(FILE *f, const struct bench *b)
 	unsigned int i, m;
 
 	fprintf(f, "{\"stock\":\"%s\",\"patched\":\"%s\",\"self_check\":%d,"
-		   "\"server_threads\":%u,\"pinned\":false,"
+		   "\"server_threads\":%u,\"warm_runs\":%u,\"pinned\":false,"
 		   "\"loadavg_before\":\"%s\",\"loadavg_after\":\"%s\","
 		   "\"load\":{\"set_conns\":%u,\"get_conns\":%u,\"pipeline\":%u,"
 		   "\"keys\":%u,\"value_size\":%u,\"skew\":\"%s\","
 		   "\"threads\":%u,\"seconds\":%.2f,\"warmup\":%.2f},"
 		   "\"ratio\":\"patched/stock per pair\",\"sizes\":[",
 		b->bin[0], b->bin[1], b->self_check, b->server_threads,
-		b->load_before, b->load_after, b->load.set_conns,
+		b->warm_runs, b->load_before, b->load_after, b->load.set_conns,
 		b->load.get_conns, b->load.pipeline, b->load.keys,
 		b->load.value_size, b->load.skew == LG_ZIPF ? "zipf" : "uniform",
 		b->load.threads, b->load.duration_s, b->load.warmup_s);
