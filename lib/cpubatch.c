@@ -24,8 +24,6 @@
 #include "internal.h"
 #include "cpubatch_impl.h"
 
-static uint32_t next_cpubatch_id;
-
 const char *lb_cpubatch_flush_cause_name(enum lb_flush_cause cause)
 {
 	static const char *const names[LB_FLUSH_NR] = {
@@ -176,16 +174,20 @@ int lb_cpubatch_create(struct lb_cpubatch **pcp, const struct lb_cpubatch_conf *
 		free(pc);
 		return rc;
 	}
+	/* Nodes record it: unique among live instances (cpubatch_id.c). */
+	rc = lbi_cb_id_get(&pc->id);
+	if (rc) {
+		lbi_slots_fini(&pc->slots);
+		destroy_fork_hook(pc);
+		free(pc);
+		return rc;
+	}
 	pc->mode = conf->mode;
 	pc->max_nr = max_nr;
 	pc->max_weight = max_weight;
 	pc->bypass_above = conf->mode == LB_CPUBATCH_BYPASS_LARGE ? 1 : UINT32_MAX;
 	pc->ops = *conf->ops;
 	pc->backend = conf->backend;
-	/* Ids only tell objects apart; 0 is reserved for "never added". */
-	do {
-		pc->id = ck_pr_faa_32(&next_cpubatch_id, 1) + 1;
-	} while (pc->id == 0);
 	pc->rseq_wmax = pc->bypass_above < max_weight - 1 ? pc->bypass_above :
 							    max_weight - 1;
 	pc->rseq_lim = lbi_rseq_word(max_nr - 1, max_weight);
@@ -290,7 +292,7 @@ add_locked(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 
 	lbi_cb_lock_own(pc, idx);
 	/* CAS, not a plain test: two racing adds of one node must not both win. */
-	if (lbi_unlikely(!ck_pr_cas_32(&n->slot, 0, idx + 1))) {
+	if (lbi_unlikely(!lbi_node_claim(n, idx + 1))) {
 		lbi_cb_unlock_own(pc, idx);
 		if (got && pc->ops.put)
 			pc->ops.put(obj);
@@ -344,7 +346,7 @@ add_lock(struct lb_cpubatch *pc, void *obj, struct lb_node *n, uint32_t weight)
 
 	if (lbi_unlikely(!lbi_slot_trylock_bare(&s->hdr)))
 		return add_locked(pc, obj, n, weight, false);
-	if (lbi_unlikely(!ck_pr_cas_32(&n->slot, 0, idx + 1))) {
+	if (lbi_unlikely(!lbi_node_claim(n, idx + 1))) {
 		lbi_slot_unlock_bare(&s->hdr);
 		return -EEXIST;
 	}
@@ -393,15 +395,15 @@ add_section(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 		 * another instance, is add_rseq_retry()'s work. "Home slot is
 		 * not cpu + 1" in one scratch register, before h takes another.
 		 */
-		if (lbi_unlikely(LBI_HOME_SLOT(ck_pr_load_32(&n->home) - cpu -
+		if (lbi_unlikely(LBI_HOME_SLOT(lbi_node_home(n) - cpu -
 					       1)) ||
-		    lbi_unlikely(ck_pr_load_32(&n->owner) != pc->id))
+		    lbi_unlikely(lbi_node_owner(n) != pc->id))
 			return LBI_CB_RSEQ_MOVE;
 	} else {
 		lbi_set_home(pc, n, cpu);
 	}
 	h = (struct lbi_rseq_hdr *)(pc->rseq_h0 + cpu * pc->slots.stride);
-	ck_pr_store_32(&n->slot, cpu + 1);
+	lbi_node_set_slot(n, cpu + 1);
 	return lbi_rseq_arch_push_pair((int)cpu, off, h, obj, n, inc,
 				       &pc->rseq_lim, &pc->disabled);
 }
@@ -419,7 +421,7 @@ add_rseq_retry(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 		rc = add_section(pc, obj, n, inc, true);
 	if (rc == LBI_RSEQ_OK)
 		return 0;
-	ck_pr_store_32(&n->slot, 0);
+	lbi_node_set_slot(n, 0);
 	return add_locked(pc, obj, n, lbi_rseq_weight(inc), got);
 }
 
@@ -436,7 +438,7 @@ add_rseq(struct lb_cpubatch *pc, void *obj, struct lb_node *n, uint32_t weight)
 	int rc;
 
 	/* A plain test: a concurrent add of one node is the caller's bug. */
-	if (lbi_unlikely(ck_pr_load_32(&n->slot)))
+	if (lbi_unlikely(lbi_node_slot(n)))
 		return -EEXIST;
 	rc = add_section(pc, obj, n, inc, false);
 	if (lbi_likely(rc == LBI_RSEQ_OK))
@@ -455,7 +457,7 @@ add_rseq_slow(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 {
 	bool got = pc->ops.get != NULL;
 
-	if (lbi_unlikely(ck_pr_load_32(&n->slot)))
+	if (lbi_unlikely(lbi_node_slot(n)))
 		return -EEXIST;
 	if (weight > pc->rseq_wmax)
 		return add_locked(pc, obj, n, weight, false);
@@ -537,6 +539,8 @@ int lb_cpubatch_destroy(struct lb_cpubatch *pc)
 		lbi_drain_slot(pc, i, LB_FLUSH_DESTROY, NULL);
 	lbi_slots_fini(&pc->slots);
 	destroy_fork_hook(pc);
+	/* Every flush is done: no node of ours is read or written any more. */
+	lbi_cb_id_put(pc->id);
 	free(pc);
 	return 0;
 }

@@ -54,14 +54,14 @@ void lbi_drain_stats(struct lb_cpubatch *pc, struct lb_cpubatch_drain_stats *out
  */
 int lbi_node_check(const struct lb_cpubatch *pc, const struct lb_node *n)
 {
-	uint32_t owner = ck_pr_load_32(&n->owner);
+	uint16_t owner = lbi_node_owner(n);
 
 	if (!owner)
 		return -ENOENT;
 	if (owner != pc->id)
 		return -EXDEV;
-	if (LBI_HOME_SLOT(ck_pr_load_32(&n->home)) > pc->slots.nr ||
-	    ck_pr_load_32(&n->slot) > pc->slots.nr)
+	if (LBI_HOME_SLOT(lbi_node_home(n)) > pc->slots.nr ||
+	    lbi_node_slot(n) > pc->slots.nr)
 		return -EINVAL;
 	return 0;
 }
@@ -79,15 +79,15 @@ int lbi_lock_node_slot(struct lb_cpubatch *pc, struct lb_node *n)
 	unsigned int tries;
 
 	for (tries = 0; tries < LBI_CHASE_MAX; tries++) {
-		uint32_t idx = ck_pr_load_32(&n->slot);
+		uint32_t idx = lbi_node_slot(n);
 
 		if (!idx)
 			return 0;
 		if (idx > pc->slots.nr)
 			return -EINVAL;
 		lbi_slot_lock_remote(&pc->slots, idx - 1, false);
-		if (ck_pr_load_32(&n->slot) == idx) {
-			if (ck_pr_load_32(&n->owner) == pc->id)
+		if (lbi_node_slot(n) == idx) {
+			if (lbi_node_owner(n) == pc->id)
 				return (int)idx;
 			lbi_slot_unlock_remote(&pc->slots, idx - 1);
 			return -EXDEV;
@@ -114,7 +114,7 @@ int lb_cpubatch_drain_obj(struct lb_cpubatch *pc, struct lb_node *n)
 		return rc;
 	if (rc > 0) {
 		/* Read under the slot lock: after @put @n is not ours to read. */
-		uint32_t home = ck_pr_load_32(&n->home);
+		uint32_t home = lbi_node_home(n);
 
 		lbi_flush_locked(pc, (unsigned int)rc - 1, LB_FLUSH_DRAIN_OBJ);
 		/* An earlier flush of the object may still be in flight. */
@@ -180,7 +180,7 @@ int lb_cpubatch_drain_objs(struct lb_cpubatch *pc, struct lb_node *const *nodes,
 			continue;
 		}
 		done[idx / 64] |= 1ull << (idx % 64);
-		home = ck_pr_load_32(&nodes[i]->home);	/* as drain_obj */
+		home = lbi_node_home(nodes[i]);	/* as drain_obj */
 		lbi_flush_locked(pc, idx, LB_FLUSH_DRAIN_OBJS);
 		lbi_wait_home(pc, home);
 		flushed++;
@@ -324,12 +324,12 @@ void lbi_wait_node_flush(struct lb_cpubatch *pc, struct lb_node *n)
 	uint32_t home;
 
 	ck_pr_fence_load();
-	home = ck_pr_load_32(&n->home);
+	home = lbi_node_home(n);
 	lbi_tsan_acquire(&n->home);	/* a wait that cleared the mark */
 	lbi_wait_home(pc, home);
 	if (home & LBI_HOME_MOVED) {
 		lbi_tsan_release(&n->home);
-		ck_pr_cas_32(&n->home, home, home & ~LBI_HOME_MOVED);
+		lbi_node_cas_home(n, home, home & ~LBI_HOME_MOVED);
 	}
 }
 

@@ -60,7 +60,7 @@ static void swap_out(struct lb_cpubatch *pc, unsigned int idx,
 	buf->nr = nr;
 	memcpy(buf->objs, s->objs, nr * sizeof(buf->objs[0]));
 	for (i = 0; i < nr; i++)
-		ck_pr_store_32(&s->nodes[i]->slot, 0);
+		lbi_node_set_slot(s->nodes[i], 0);
 	s->st.flushes[cause]++;
 	s->st.objs_flushed += nr;
 	s->st.weight_flushed += lbi_rseq_weight(word);
@@ -240,7 +240,7 @@ int lbi_add_flush(struct lb_cpubatch *pc, unsigned int idx, void *obj,
 	if (cur.nr_deferred == LB_CPUBATCH_DEFER_MAX) {
 		ck_pr_store_64(&s->hdr.rseq.word, s->hdr.rseq.word -
 						     lbi_rseq_word(1, weight));
-		ck_pr_store_32(&n->slot, 0);
+		lbi_node_set_slot(n, 0);
 		lbi_cb_unlock_own(pc, idx);
 		if (pc->ops.put)
 			pc->ops.put(obj);
@@ -293,7 +293,7 @@ int lbi_drain_slot(struct lb_cpubatch *pc, unsigned int idx,
 		return 0;
 	}
 	for (i = 0; home && i < nr; i++)
-		if (ck_pr_load_32(&s->nodes[i]->home) & LBI_HOME_MOVED) {
+		if (lbi_node_home(s->nodes[i]) & LBI_HOME_MOVED) {
 			*home = LBI_HOME_MOVED;
 			break;
 		}

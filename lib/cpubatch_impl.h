@@ -15,6 +15,7 @@
 
 #include <lockbatch/cpubatch.h>
 #include "backoff.h"
+#include "cpubatch_node.h"
 #include "slots.h"
 #include "wbatch_impl.h"
 
@@ -143,7 +144,7 @@ struct lb_cpubatch {
 	char *rseq_h0;
 	uint32_t disabled;		/* lb_cpubatch_disable() nesting; atomic */
 	uint32_t bypass_above;		/* weights above this never wait */
-	uint32_t id;
+	uint16_t id;			/* owner id, lbi_cb_id_get() */
 	void *backend;
 	struct lb_backend_ops ops;
 	struct lbi_rseq_fork_hook fork;	/* drain mutex and in-flight counts */
@@ -214,13 +215,14 @@ _Static_assert(LB_CPU_SLOTS_MAX <= LB_NODE_HOME_SLOT_MASK,
 static inline void lbi_set_home(const struct lb_cpubatch *pc, struct lb_node *n,
 				unsigned int idx)
 {
-	uint32_t old, slot, moved, owner = ck_pr_load_32(&n->owner);
+	uint32_t old, slot, moved;
+	uint16_t owner = lbi_node_owner(n);
 
 	/* The move reads @home again rather than keep a copy of it. */
-	if (lbi_likely(!LBI_HOME_SLOT(ck_pr_load_32(&n->home) ^ (idx + 1))) &&
+	if (lbi_likely(!LBI_HOME_SLOT(lbi_node_home(n) ^ (idx + 1))) &&
 	    lbi_likely(owner == pc->id))
 		return;
-	old = ck_pr_load_32(&n->home);
+	old = lbi_node_home(n);
 	slot = LBI_HOME_SLOT(old);
 	moved = old & LBI_HOME_MOVED;
 	ck_pr_fence_load();	/* (D) */
@@ -229,10 +231,10 @@ static inline void lbi_set_home(const struct lb_cpubatch *pc, struct lb_node *n,
 	else if (slot && slot <= pc->slots.nr &&
 		 ck_pr_load_32(&lbi_cb_slot(pc, slot - 1)->inflight))
 		moved = LBI_HOME_MOVED;
-	ck_pr_store_32(&n->home, ((old + LBI_HOME_GEN_ONE) & LBI_HOME_GEN_MASK) |
+	lbi_node_set_home(n, ((old + LBI_HOME_GEN_ONE) & LBI_HOME_GEN_MASK) |
 				 moved | (idx + 1));
 	if (owner != pc->id)
-		ck_pr_store_32(&n->owner, pc->id);
+		lbi_node_set_owner(n, pc->id);
 }
 
 /* A batch swapped out of its slot, on its way to the back-end. */

@@ -51,7 +51,7 @@ static int settle_cached(struct lb_cpubatch *pc, void *obj, unsigned int idx,
 static bool home_in_flight(const struct lb_cpubatch *pc, const struct lb_node *n)
 {
 	ck_pr_fence_load();
-	return lbi_home_in_flight(pc, ck_pr_load_32(&n->home));
+	return lbi_home_in_flight(pc, lbi_node_home(n));
 }
 
 static int settle(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
@@ -82,7 +82,7 @@ static int settle(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 		ck_pr_fence_load();
 		r = pc->ops.refcount(obj);
 		ck_pr_fence_load();
-		if (ck_pr_load_32(&n->slot)) {
+		if (lbi_node_slot(n)) {
 			/* Re-added between the two reads: decide again. */
 			if (++moves == LBI_CHASE_MAX)
 				return -EAGAIN;

@@ -156,7 +156,7 @@ extern "C" {
  *    number the instance cannot have written (%-EINVAL);
  * 3. calling context: %-EDEADLK, %-ELOOP (see above);
  * 4. what the back-end offers: %-EOPNOTSUPP;
- * 5. resources: %-ENOMEM;
+ * 5. resources: %-ENOMEM, %-ENOSPC;
  * 6. state: %-EEXIST, %-EBUSY, %-EOVERFLOW, %-ERANGE, %-EAGAIN.
  *
  * Statistics identities (lb_cpubatch_stats()), exact whenever no flush is in
@@ -264,9 +264,19 @@ enum lb_flush_cause {
  *        may still hold it), cleared by a drain that waited for every
  *        slot.
  * @owner: Id of the &struct lb_cpubatch that cached the object last (0: never
- *         added).
+ *         added). No two live instances share an id; ids are 16 bits and
+ *         handed out cyclically (as idr_alloc_cyclic()), so a destroyed
+ *         instance's id comes back only once the search for a free id has
+ *         gone round all 65535. A node such an instance left behind then reads
+ *         as the new instance's (never cached there: destroy committed it,
+ *         and no flush of the new instance holds it): the new instance adds
+ *         it correctly, and its drains report it "not cached" (or %-EINVAL
+ *         if its home slot is beyond the new slot count) rather than
+ *         %-EXDEV. Give such a node %LB_NODE_INIT again to be told apart.
  *
- * Zero-initialise it (%LB_NODE_INIT) before the first add.
+ * 8 bytes: @home first, then the two 16-bit fields (a slot index + 1 is at
+ * most %LB_CPU_SLOTS_MAX). Zero-initialise it (%LB_NODE_INIT) before the
+ * first add.
  *
  * On the rseq path the adding thread sets @home and @slot before each
  * attempt of its section (plain stores, ordered before the committing
@@ -288,9 +298,9 @@ enum lb_flush_cause {
  * object may be freed from then on.
  */
 struct lb_node {
-	uint32_t slot;
 	uint32_t home;
-	uint32_t owner;
+	uint16_t slot;
+	uint16_t owner;
 };
 
 /**
@@ -497,7 +507,9 @@ struct lb_cpubatch;
  * Context: Any thread. Allocates (one cache-aligned slot per CPU).
  * Return: 0, %-EINVAL if @pcp, @conf, @conf->ops, @ops->lock, @ops->unlock
  * or @ops->commit is NULL, the mode is unknown, or a cap or the slot count
- * is out of range; %-ENOMEM if memory ran out. *@pcp is set only on success.
+ * is out of range; %-ENOMEM if memory ran out; %-ENOSPC if 65535 instances
+ * are alive (every owner id of &lb_node.owner is taken). *@pcp is set only
+ * on success.
  */
 int lb_cpubatch_create(struct lb_cpubatch **pcp, const struct lb_cpubatch_conf *conf);
 
