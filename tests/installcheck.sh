@@ -38,10 +38,10 @@ readme-settle|$src/tests/readme/wrap-settle.c|strict||
 readme-pcp|$src/tests/readme/wrap-pcp.c|strict||
 readme-lru|$src/tests/readme/wrap-lru.c|strict||
 readme-pool|$rb/block-pool.c|strict||
-lru-fault|$src/examples/lru-fault.c $src/examples/lru-fault-lru.c $src/examples/lru-fault-run.c $src/examples/lru-fault-report.c $src/examples/lru-fault-split.c $src/examples/lru-fault-plot.c $src/examples/lru-fault-causes.c|lax|ck|--threads 2 --mem 256K --loops 2 --split-every 3
+lru-fault|$src/examples/lru-fault.c $src/examples/lru-fault-lru.c $src/examples/lru-fault-run.c $src/examples/lru-fault-report.c $src/examples/lru-fault-split.c $src/examples/lru-fault-plot.c $src/examples/lru-fault-causes.c $src/examples/lru-fault-limit.c|lax|ck|--threads 2 --mem 256K --loops 2 --split-every 3
 pcp-replay|$src/examples/pcp-replay.c $src/examples/pcp-replay-model.c $src/examples/pcp-replay-plot.c|lax||--smoke
 pcp-tracegen|$src/examples/pcp-tracegen.c|tool||kbuild
-pagecache|$src/examples/pagecache.c $src/examples/pagecache-cache.c $src/examples/pagecache-run.c|lax|liburcu-memb liburcu-cds|--check --entries 256 --ops 20000 --page-size 64"
+pagecache|$src/examples/pagecache.c $src/examples/pagecache-cache.c $src/examples/pagecache-run.c $src/examples/pagecache-order.c|lax|liburcu-memb liburcu-cds|--check --entries 256 --ops 20000 --page-size 64"
 
 n=0
 for link in shared static; do
