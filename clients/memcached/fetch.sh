@@ -27,9 +27,12 @@ if [ -f "$MC_SRC/.fetched" ]; then
 fi
 
 # The newest 1.6.18 Debian revision apt knows of (e.g. 1.6.18-1+deb12u1).
+# Empty, not a failure, when apt knows none (no deb-src entry yet): under
+# pipefail a grep that matches nothing would end the script silently.
 src_version() {
-	apt-cache showsrc memcached 2>/dev/null |
-		sed -n 's/^Version: //p' | grep "^$MC_VERSION-" | sort -V | tail -n1
+	{ apt-cache showsrc memcached 2>/dev/null || true; } |
+		sed -n 's/^Version: //p' | { grep "^$MC_VERSION-" || true; } |
+		sort -V | tail -n1
 }
 
 # deb-src entries mirroring every deb entry: deb822 stanzas into a
