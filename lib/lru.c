@@ -406,12 +406,13 @@ int lb_lru_add(struct lb_cpubatch *pc, struct lb_lru *lru, void *obj)
 
 int lb_lru_node_set_active(struct lb_lru_node *n, bool active)
 {
-	if (!n || (n->flags & LB_LRU_NODE_ON_LRU))
+	uint32_t fl;
+
+	if (!n || ((fl = n->flags) & LB_LRU_NODE_ON_LRU))
 		return -EINVAL;
-	if (active)
-		n->flags |= LB_LRU_NODE_ACTIVE;
-	else
-		n->flags &= ~LB_LRU_NODE_ACTIVE;
+	/* One store: a flush's lbi_lru_apply() may read it (lru_op.c). */
+	ck_pr_store_32(&n->flags, active ? fl | LB_LRU_NODE_ACTIVE :
+					   fl & ~LB_LRU_NODE_ACTIVE);
 	return 0;
 }
 

@@ -47,19 +47,28 @@ void lbi_lru_apply(void *be, enum lb_op_step step, void **objs, unsigned int n)
 	lbi_lru_lock(lru, LB_LRU_PATH_OP, &h);
 	for (i = 0; i < n; i++) {
 		struct lb_lru_node *node = lbi_lru_node(lru, objs[i]);
+		/*
+		 * A node off the LRU may be isolated: its private list's holder
+		 * writes its flags without the LRU lock
+		 * (lb_lru_node_set_active()), so they are read with one atomic
+		 * load and written only for a node this flush took off
+		 * (MOVING), which nobody else holds.
+		 */
+		uint32_t fl = ck_pr_load_32(&node->flags);
 
 		if (step == LB_STEP_LINK) {
 			/* lru_activate(): to the head of the active list. */
-			if (!(node->flags & LBI_LRU_NODE_MOVING))
+			if (!(fl & LBI_LRU_NODE_MOVING))
 				continue;
 			node->flags = LB_LRU_NODE_ACTIVE;
 			lbi_lru_link(lru, &h, node);
 			nr++;
 			continue;
 		}
-		if (!(node->flags & LB_LRU_NODE_ON_LRU)) {
+		if (!(fl & LB_LRU_NODE_ON_LRU)) {
 			/* Not ours to move: a mark left by a deletion goes. */
-			node->flags &= ~LBI_LRU_NODE_MOVING;
+			if (fl & LBI_LRU_NODE_MOVING)
+				node->flags = fl & ~LBI_LRU_NODE_MOVING;
 			continue;
 		}
 		if (step == LB_STEP_ROTATE) {
