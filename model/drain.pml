@@ -3,18 +3,18 @@
  * The drain protocol of lb_cpubatch (lb_cpubatch) as a Promela model.
  *
  * What is modelled, and where it lives in C:
- *   add, lock path ............ lb_cpubatch_add() + add_flush()        lib/cpubatch.c
+ *   add, lock path ............ lb_cpubatch_add() + add_flush()        lib/cpubatch/create.c
  *   add, rseq owner path ...... the restartable sequence of DESIGN.md
  *                               "Per-CPU identity and the fast path"
- *   swap-out .................. lbi_swap_out()                      lib/cpubatch.c
- *   commit, put, in-flight .... commit_runs(), lbi_flush_buf()      lib/cpubatch.c
+ *   swap-out .................. lbi_swap_out()                      lib/cpubatch/create.c
+ *   commit, put, in-flight .... commit_runs(), lbi_flush_buf()      lib/cpubatch/create.c
  *   drain_obj ................. lb_cpubatch_drain_obj(), lbi_lock_node_slot()
- *                                                                   lib/cpubatch_drain.c
+ *                                                                   lib/cpubatch/drain.c
  *   drain_all + coalescing .... drain_all(), drain_slot_pass(), slot_idle()
- *                                                                   lib/cpubatch_drain.c
- *   disable / enable .......... lb_cpubatch_disable(), lb_cpubatch_enable() lib/cpubatch_drain.c
+ *                                                                   lib/cpubatch/drain.c
+ *   disable / enable .......... lb_cpubatch_disable(), lb_cpubatch_enable() lib/cpubatch/drain.c
  *   settle .................... settle(), settle_cached(), home_in_flight()
- *                                                                   lib/cpubatch_settle.c
+ *                                                                   lib/cpubatch/settle.c
  *   stop flag + fence ......... remote access of DESIGN.md: stop the slot,
  *                               membarrier(PRIVATE_EXPEDITED_RSEQ, FLAG_CPU)
  *

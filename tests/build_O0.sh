@@ -12,13 +12,13 @@ b=${top_builddir:-.}
 s=${LB_SRCDIR:-.}
 cc=${LB_CC:-cc}
 fail=0
-for f in "$s"/lib/*.c; do
+for f in "$s"/lib/*/*.c; do
 	if out=$($cc -std=gnu11 -O0 $LB_BUILD_CFLAGS -DHAVE_CONFIG_H -I"$b" \
 		 -I"$s/include" -I"$b/include" -I"$s/lib" -c "$f" \
 		 -o /dev/null 2>&1); then
-		echo "ok - ${f##*/} at -O0"
+		echo "ok - ${f#"$s"/} at -O0"
 	else
-		echo "FAIL - ${f##*/} at -O0:"
+		echo "FAIL - ${f#"$s"/} at -O0:"
 		printf '%s\n' "$out" | grep -E 'error' | head -n 5 | sed 's/^/    /'
 		fail=1
 	fi

@@ -24,7 +24,7 @@ extern "C" {
  *
  * One batch of tagged entries, not one batch per operation. The operation
  * lives in the two low bits of the node pointer that every entry stores
- * already (the second array of the rseq pair section, lib/rseq.h), so an
+ * already (the second array of the rseq pair section, lib/rseq/rseq.h), so an
  * add stores the same words as before and its section is unchanged
  * (measured: ``make bench-cpubatch-add``, 81 instructions for the lock
  * path's no-flush add before and after, under callgrind). One batch per

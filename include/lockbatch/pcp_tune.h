@@ -3,7 +3,7 @@
  * The lb_pcp tuners' pure functions on a bare &struct lb_pcp_tune_state:
  * what tests and the kernel differential test (kernel-port/difftest) call
  * without a cache. lockbatch/pcp.h includes this header; the cache's hot
- * paths use the same rules inline (lib/pcp_tune_impl.h).
+ * paths use the same rules inline (lib/tune/tune.h).
  */
 #ifndef LOCKBATCH_PCP_TUNE_H
 #define LOCKBATCH_PCP_TUNE_H

@@ -2,7 +2,7 @@
 /*
  * Owner-path cost: ns per push+pop pair on
  *   tls    a thread-local array (the no-sharing floor),
- *   rseq   the calling CPU's slot in restartable sequences (lib/rseq.h),
+ *   rseq   the calling CPU's slot in restartable sequences (lib/rseq/rseq.h),
  *   rseq-c the same with a compile-time layout,
  *   spin   the calling CPU's slot under an uncontended ck_spinlock_fas,
  *   mutex  one list under a pthread mutex,
@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rseq.h"
+#include "rseq/rseq.h"
 #include "../common/affinity.h"
 
 #define CAP 64

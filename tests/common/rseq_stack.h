@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * A per-CPU stack of tokens built on lib/rseq.h, shaped as the slot core
+ * A per-CPU stack of tokens built on lib/rseq/rseq.h, shaped as the slot core
  * will use it: owner push/pop as rseq sections, the lock path R1-R5 when a
  * section says LBI_RSEQ_LOCK, an overflow "back-end" behind a mutex, and a
  * remote drain. With sigsafe set, every lock window blocks signals, so
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rseq.h"
+#include "rseq/rseq.h"
 
 #define LB_RS_CAP 32
 
@@ -49,7 +49,7 @@ struct lb_rs_stack {
 /*
  * The slot lock: the library's lb_rs_lock() is not exported, so the
  * same ck lock, yielding while held (the holder may be preempted), with
- * the ThreadSanitizer annotations of lib/internal.h.
+ * the ThreadSanitizer annotations of lib/core/core.h.
  */
 static inline void lb_rs_lock(ck_spinlock_fas_t *l)
 {
@@ -179,7 +179,7 @@ static inline int lb_rs_lock_cpu(struct lb_rs_stack *st, int cpu)
 }
 
 /*
- * Lock path for one owner op (R1-R5 of lib/rseq.h on the caller's slot).
+ * Lock path for one owner op (R1-R5 of lib/rseq/rseq.h on the caller's slot).
  * push: item != NULL; pop: item == NULL, returns the item or NULL.
  */
 static inline void *lb_rs_locked_op(struct lb_rs_stack *st, int cpu,

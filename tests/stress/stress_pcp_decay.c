@@ -11,7 +11,7 @@
  *     library's), and the slots after it are still to be decayed. The
  *     child stops (-ENOENT), ticks, decays, allocates, frees, starts and
  *     stops a decay thread of its own, destroys, and finds every object.
- *     Without lib/pcp_fork.c the child's tick mutex is copied held and the
+ *     Without lib/pcp/fork.c the child's tick mutex is copied held and the
  *     child hangs (its alarm fails it).
  *  3. fork() again and again while the decay thread ticks on the real
  *     clock and a worker allocates and frees on its real CPU: every child

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
- * lb_cpubatch owner ids (lib/cpubatch_id.c) on their own: 16 bits, never
+ * lb_cpubatch owner ids (lib/cpubatch/id.c) on their own: 16 bits, never
  * 0, never two live holders of one id, -ENOSPC once all 65535 are taken,
  * and cyclic reuse (a released id comes back only after the search went
  * round). Criterion runs each test in a process of its own, so each
@@ -17,7 +17,7 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 
-#include "cpubatch_node.h"
+#include "cpubatch/node.h"
 
 #define NR_IDS (LBI_CB_IDS - 1)
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
- * lib/rseq.h: owner sections on one pinned CPU (push/pop order, limits by
+ * lib/rseq/rseq.h: owner sections on one pinned CPU (push/pop order, limits by
  * count and by weight, take), every reason for LBI_RSEQ_LOCK (stopped slot,
  * unregistered thread, CPU id above the slots), the path decision, fences
  * and the fork-hook registry.
@@ -18,7 +18,7 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 
-#include "rseq.h"
+#include "rseq/rseq.h"
 #include "../common/affinity.h"
 
 #define CAP 8
