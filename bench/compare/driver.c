@@ -31,23 +31,6 @@
 
 #include "compare.h"
 
-static const char *const workload_names[] = { "burst", "prodcons", "larson" };
-
-const char *cmp_workload_name(enum cmp_workload w)
-{
-	return (unsigned int)w < CMP_NR_WORKLOADS ? workload_names[w] : "?";
-}
-
-int cmp_workload_parse(const char *s)
-{
-	int i;
-
-	for (i = 0; i < CMP_NR_WORKLOADS; i++)
-		if (!strcmp(s, workload_names[i]))
-			return i;
-	return -EINVAL;
-}
-
 struct opts {
 	struct cmp_spec spec;	/* seconds, max_ops, arena_mib, seed */
 	unsigned int reps;
@@ -265,7 +248,7 @@ static void probe_backends(struct opts *o, struct cmp_report *r)
 	r->nb = n;
 }
 
-static void machine(struct cmp_report *r)
+static void describe_machine(struct cmp_report *r)
 {
 	struct utsname u;
 	char line[256], model[96] = "?";
@@ -356,7 +339,7 @@ int main(int argc, char **argv)
 		return 1;
 	r.reps = o.reps;
 	r.seconds = o.spec.seconds;
-	machine(&r);
+	describe_machine(&r);
 	r.cells = calloc((size_t)r.nw * r.ns * r.nt * r.nb, sizeof(*r.cells));
 	if (!r.cells)
 		return 1;

@@ -26,6 +26,7 @@
  * by time (the driver's seconds) and by a per-thread operation count.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
@@ -42,6 +43,24 @@
 #include <ck_ring.h>
 
 #include "compare.h"
+
+/* Names of the workloads, for the command line and the reports. */
+static const char *const workload_names[] = { "burst", "prodcons", "larson" };
+
+const char *cmp_workload_name(enum cmp_workload w)
+{
+	return (unsigned int)w < CMP_NR_WORKLOADS ? workload_names[w] : "?";
+}
+
+int cmp_workload_parse(const char *s)
+{
+	int i;
+
+	for (i = 0; i < CMP_NR_WORKLOADS; i++)
+		if (!strcmp(s, workload_names[i]))
+			return i;
+	return -EINVAL;
+}
 
 /*
  * ThreadSanitizer cannot see ck's inline-asm atomics. Under TSan the ring
