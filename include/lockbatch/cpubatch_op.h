@@ -102,7 +102,7 @@ extern "C" {
  *   its flush has applied %LB_STEP_UNLINK: free it from @apply (after the
  *   unlink) or after a drain, never right after queueing.
  *
- * Draining while holding a lock (issue point 7): lb_cpubatch_drain_obj()
+ * Draining while holding a lock: lb_cpubatch_drain_obj()
  * on an object a flush of another thread has swapped out and not yet
  * committed *waits* for that flush (and, for an object that moved between
  * slots, for every slot's flushes that started before the call); so do

@@ -128,8 +128,9 @@ int lb_nodetab_destroy(struct lb_nodetab *t);
  * callback that ends the object's flush (see the DOC block), or here when
  * the add fails.
  *
- * Source: lb_cpubatch_add(); the side table is the "external node" of
- * issue 23 (memcached's item header cannot grow).
+ * Source: lb_cpubatch_add(); the side table holds the node outside the
+ * object, for a program whose object header cannot grow (memcached's
+ * 48-byte item: a larger header costs hit ratio at a fixed memory limit).
  *
  * Context: as lb_cpubatch_add(); takes one bucket lock before and, on
  * failure, after it; allocates an entry when the bucket has none free.

@@ -5,8 +5,9 @@
  * changing ids included), and add, drain_obj, drain_objs, drain_local,
  * settle, drain_all (plain and forced), disable, enable, stats and
  * destroy/re-create in any order. Commit callbacks add to their own
- * instance or to another one (nested callbacks across instances, issue 8
- * fault 1).
+ * instance or to another one (nested callbacks across instances: a flush
+ * deferred inside a callback must stay with the instance that deferred
+ * it, case C15 of tests/cases.md).
  *
  * The model: every object is out (the user holds it) or in a batch of its
  * instance; a commit must see an object in a batch of the committing

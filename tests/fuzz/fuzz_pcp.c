@@ -15,7 +15,8 @@
  * and flags per slot, as long as the kernel's assumptions hold (the
  * back-end never ran dry, plain CPU ids, no slot idle across a decay,
  * which slot expiry may drain). With LB_FUZZ_DOUBLE_FREE=1, debug mode
- * frees a cached object a second time (issue 8 fault 4).
+ * frees a cached object a second time, which debug mode must refuse
+ * without handing the object to two owners (case C19 of tests/cases.md).
  */
 #include <errno.h>
 #include <limits.h>

@@ -92,7 +92,7 @@ Test(conf, zero_pcp_conf_with_a_backend_is_sized_like_lb_pcp_size)
 	cr_assert_eq(lb_pcp_destroy(p), 0);
 	cr_assert_eq(pl->nr, 4096);
 
-	/* The case: only a tuner (and the back-end) set. */
+	/* The smallest configuration a caller writes: a tuner and the back-end. */
 	c.tuner = LB_PCP_TUNE_ADAPTIVE;
 	cr_assert_eq(lb_pcp_create(&p, &c), 0);
 	cr_assert_eq(lb_pcp_destroy(p), 0);
