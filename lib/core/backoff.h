@@ -35,7 +35,7 @@ struct lbi_backoff {
 
 #define LBI_BACKOFF_INIT { CK_BACKOFF_INITIALIZER, 0 }
 
-/* ns this thread spent in lbi_backoff_yield() since it started (core/spin.c). */
+/* ns this thread spent in lbi_backoff_yield() since it started (backoff.c). */
 extern _Thread_local uint64_t lbi_yielded_ns;
 
 void lbi_backoff_yield(void);

@@ -1,28 +1,18 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
- * Current-CPU lookup: glibc's rseq area first, sched_getcpu() otherwise.
+ * Current-CPU lookup (the read itself is lbi_cpu_read(), cpu.h), where it
+ * came from, and the CPU count.
  */
 #include "config.h"
 
-#include <errno.h>
-#include <sched.h>
 #include <stddef.h>
 #include <unistd.h>
 
-#include <lockbatch/cpu.h>
-#include "core/core.h"
+#include "core/cpu.h"
 
 int lb_cpu_current(void)
 {
-	int cpu;
-
-#if LB_HAVE_RSEQ
-	cpu = lbi_rseq_cpu();
-	if (cpu >= 0)
-		return cpu;
-#endif
-	cpu = sched_getcpu();
-	return cpu >= 0 ? cpu : -errno;
+	return lbi_cpu_read();
 }
 
 enum lb_cpu_src lb_cpu_source(void)

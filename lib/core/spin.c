@@ -1,23 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
- * The contended path of the ck spinlock shim (lbi_spin_lock(), core/core.h),
- * and the yield at the end of every backoff (core/backoff.h).
+ * The contended path of the ck spinlock shim (lbi_spin_lock(), spin.h).
  */
 #include "config.h"
 
-#include "core/core.h"
 #include "core/backoff.h"
-
-_Thread_local uint64_t lbi_yielded_ns;
-
-/* Two vDSO clock reads around a system call that gives the CPU away. */
-void lbi_backoff_yield(void)
-{
-	uint64_t t0 = lbi_now_ns();
-
-	sched_yield();
-	lbi_yielded_ns += lbi_now_ns() - t0;
-}
+#include "core/spin.h"
 
 void lbi_spin_lock_slow(ck_spinlock_fas_t *l)
 {

@@ -14,7 +14,6 @@
 #include <ck_spinlock.h>
 
 #include <lockbatch/cpubatch.h>
-#include "core/backoff.h"
 #include "cpubatch/node.h"
 #include "slots/slots.h"
 #include "wbatch/wbatch.h"

@@ -429,3 +429,22 @@ int lb_cpubatch_enable(struct lb_cpubatch *pc)
 	} while (!ck_pr_cas_32(&pc->disabled, old, old - 1));
 	return (int)(old - 1 > INT32_MAX ? INT32_MAX : old - 1);
 }
+
+int lb_cpubatch_drain_local(struct lb_cpubatch *pc)
+{
+	unsigned int idx;
+	uint32_t home;
+	int rc;
+
+	rc = lbi_context_check(pc);
+	if (rc)
+		return rc;
+	idx = lbi_slots_this(&pc->slots);
+	rc = lbi_drain_slot(pc, idx, LB_FLUSH_DRAIN_LOCAL, &home);
+	/*
+	 * Objects other threads swapped out of this slot before us, too, and
+	 * earlier flushes of moved objects of the batch, from any slot.
+	 */
+	lbi_wait_home(pc, home);
+	return rc;
+}

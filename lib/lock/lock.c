@@ -9,9 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <lockbatch/lock.h>
 #include "core/core.h"
-#include "core/backoff.h"
+#include "lock/lock.h"
 
 /*
  * The ck lock of every kind but the mutex lives in &struct lb_lock's

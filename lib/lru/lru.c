@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "lock/lock.h"
 #include "cpubatch/cpubatch.h"
 #include "lru/lru.h"
 

@@ -11,7 +11,7 @@
 
 #include <lockbatch/pcp.h>
 #include "core/core.h"
-#include "pcp/pcp.h"
+#include "pcp/mag.h"
 #include "tune/tune.h"
 
 uint64_t lbi_pcp_now(struct lb_pcp *p)

@@ -18,7 +18,7 @@
 
 #include <ck_pr.h>
 
-#include "pcp/pcp.h"
+#include "pcp/mag.h"
 
 /*
  * The largest transfer (batch << 5, p->chunk): lb_pcp_size() sizes batch

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * lb_pcp internals shared by the hot paths (pcp/alloc.c), the drain and decay
- * paths (pcp/drain.c) and the debug object set (pcp/held_set.c).
+ * lb_pcp's types and inline steps, the module's one face: below every
+ * other file of lib/pcp/ (the slot holds and the magazine: mag.h).
  */
 #ifndef LOCKBATCH_PCP_IMPL_H
 #define LOCKBATCH_PCP_IMPL_H
@@ -231,59 +231,10 @@ long lbi_pcp_release(struct lb_pcp *p, struct lbi_pcp_slot *sl, int units,
 		     enum lbi_pcp_cause cause);
 long lbi_pcp_drain_slot(struct lb_pcp *p, struct lbi_pcp_slot *sl);
 
-/* pcp/mag.c: the owner path and every slot hold (DOC: Owner path) */
-void lbi_pcp_mag_setup(struct lb_pcp *p, int batch, bool force_lock);
-void lbi_pcp_mag_fold(struct lbi_pcp_slot *sl);
-void lbi_pcp_mag_account(struct lbi_pcp_slot *sl);
-void lbi_pcp_lock_rseq(struct lb_pcp *p, struct lbi_pcp_slot *sl);
-bool lbi_pcp_lock_nonempty(struct lb_pcp *p, struct lbi_pcp_slot *sl);
-void lbi_pcp_unlock_rseq(struct lb_pcp *p, struct lbi_pcp_slot *sl,
-			 bool owner);
-/* The fence counters into &lb_pcp_stats (lb_pcp_stats()). */
-void lbi_pcp_fence_stats(struct lb_pcp *p, struct lb_pcp_stats *out);
+/* owner.c: the alloc and free entry points of the path mag.c chose. */
+void lbi_pcp_set_path_ops(struct lb_pcp *p);
 
-/*
- * Charge the membarrier() calls this thread made since it read @before
- * (lbi_rseq_membarriers) to @counter. Cheap when none was made, the
- * usual case: one thread-local load and a compare.
- */
-static inline void lbi_pcp_count_fences(uint64_t *counter, uint64_t before)
-{
-	uint64_t made = lbi_rseq_membarriers - before;
-
-	if (lbi_unlikely(made))
-		ck_pr_add_64(counter, made);
-}
-
-/* R1-R2 then the fold: any slot, from any thread (owner or remote). */
-static inline void lbi_pcp_lock(struct lb_pcp *p, struct lbi_pcp_slot *sl)
-{
-	if (p->slots.rseq)
-		lbi_pcp_lock_rseq(p, sl);
-	else
-		lbi_slot_lock(&sl->hdr);
-}
-
-/* R4-R5 after a remote hold (the magazine stays empty). */
-static inline void lbi_pcp_unlock(struct lb_pcp *p, struct lbi_pcp_slot *sl)
-{
-	if (p->slots.rseq)
-		lbi_pcp_unlock_rseq(p, sl, false);
-	else
-		lbi_slot_unlock(&sl->hdr);
-}
-
-/* R4-R5 after the owner's lock path, which reloads its magazine first. */
-static inline void lbi_pcp_unlock_owner(struct lb_pcp *p,
-					struct lbi_pcp_slot *sl)
-{
-	if (p->slots.rseq)
-		lbi_pcp_unlock_rseq(p, sl, true);
-	else
-		lbi_slot_unlock(&sl->hdr);
-}
-
-/* pcp/drain.c */
+/* drain.c */
 uint64_t lbi_pcp_now(struct lb_pcp *p);
 
 /* pcp/fork.c: settle @p's tick and decay-thread mutexes around fork(). */

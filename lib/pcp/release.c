@@ -6,7 +6,7 @@
  */
 #include "config.h"
 
-#include "pcp/pcp.h"
+#include "pcp/mag.h"
 
 /* Each back-end hold is counted once, under the cause that took it. */
 static void count_hold(struct lbi_pcp_slot *sl, enum lbi_pcp_cause cause,

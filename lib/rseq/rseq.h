@@ -174,10 +174,7 @@ static inline uint64_t lbi_rseq_word(uint32_t count, uint32_t weight)
 static inline int lbi_rseq_cpu_id(void)
 {
 #if LBI_RSEQ_ARCH
-	const char *area = (const char *)__builtin_thread_pointer() +
-			   __rseq_offset;
-
-	return (int)*(const volatile uint32_t *)(area + 4);
+	return lbi_cpu_rseq_area();
 #else
 	return -1;
 #endif

@@ -97,15 +97,8 @@ static inline unsigned int lbi_slots_this(const struct lbi_slots *s)
 
 	if (s->cpu_fn)
 		cpu = s->cpu_fn(s->cpu_arg);
-	else {
-#if LB_HAVE_RSEQ
-		cpu = lbi_rseq_cpu();
-		if (cpu < 0)
-			cpu = lb_cpu_current();
-#else
-		cpu = lb_cpu_current();
-#endif
-	}
+	else
+		cpu = lbi_cpu_read();
 	/* Read after the call: a caller keeps nothing across it for this. */
 	nr = s->nr;
 	if (lbi_unlikely(cpu < 0))
