@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * The core module, as the layers above see it: branch hints, the TSan
- * annotations, the clock, the one wait policy, the ck lock shims and the
- * current-CPU read. Each comes from its own header, which includes only
+ * annotations, the clock, the one wait policy, the ck lock shims, the
+ * current-CPU read and the fork() registry. Each comes from its own header, which includes only
  * the ones listed before it here.
  */
 #ifndef LOCKBATCH_CORE_CORE_H
@@ -14,5 +14,6 @@
 #include "core/backoff.h"
 #include "core/spin.h"
 #include "core/cpu.h"
+#include "core/fork.h"
 
 #endif /* LOCKBATCH_CORE_CORE_H */

@@ -337,7 +337,7 @@ int lb_cpubatch_add(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
 	if (lbi_likely(pc->path == LBI_CB_LOCK))
 		return add_lock(pc, obj, n, weight);
 #if LBI_RSEQ_ARCH
-	if (pc->path != LBI_CB_LOCK_TSAN)
+	if (pc->path != LBI_CB_LOCK_CHECKED)
 		return add_rseq_slow(pc, obj, n, weight);
 #endif
 	return add_locked(pc, obj, n, weight, false);

@@ -114,22 +114,23 @@ struct lbi_drain {
 };
 
 /*
- * enum lbi_cb_path - How lb_cpubatch_add() runs, fixed at creation so that
- * the add tests one field instead of the per-instance constants behind it.
+ * enum lbi_cb_path - How lb_cpubatch_add() runs: the slot core's owner
+ * path (enum lbi_owner_path), with the rseq path split by whether there is
+ * a @get callback, so that the add tests one field instead of the
+ * per-instance constants behind it.
  * @LBI_CB_RSEQ: rseq path, no @get: the section inline in the entry.
- * @LBI_CB_RSEQ_GET: rseq path with a @get callback (called before the
- *                   section, so the entry keeps a frame for it).
  * @LBI_CB_LOCK: lock path, no TSan runtime in the process: the slot lock
  *               without annotations (lbi_slot_trylock_bare()).
- * @LBI_CB_LOCK_TSAN: lock path with the annotations (a TSan build of the
- *                    library, or a TSan-built client; never rseq, whose
- *                    sections TSan cannot see).
+ * @LBI_CB_LOCK_CHECKED: lock path with the annotations (a TSan build of
+ *                       the library, or a TSan-built client).
+ * @LBI_CB_RSEQ_GET: rseq path with a @get callback (called before the
+ *                   section, so the entry keeps a frame for it).
  */
 enum lbi_cb_path {
-	LBI_CB_RSEQ,
+	LBI_CB_RSEQ = LBI_OWNER_RSEQ,
+	LBI_CB_LOCK = LBI_OWNER_LOCK,
+	LBI_CB_LOCK_CHECKED = LBI_OWNER_LOCK_CHECKED,
 	LBI_CB_RSEQ_GET,
-	LBI_CB_LOCK,
-	LBI_CB_LOCK_TSAN,
 };
 
 struct lb_cpubatch {
@@ -160,7 +161,7 @@ struct lb_cpubatch {
 	uint16_t id;			/* owner id, lbi_cb_id_get() */
 	void *backend;
 	struct lb_backend_ops ops;
-	struct lbi_rseq_fork_hook fork;	/* drain mutex and in-flight counts */
+	struct lbi_fork_hook fork;	/* drain mutex and in-flight counts */
 	/* Keeps the drain counters off the line the add path reads. */
 	char pad[CK_MD_CACHELINE];
 	struct lbi_drain drain;

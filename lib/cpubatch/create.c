@@ -83,7 +83,7 @@ static int create_fork_hook(struct lb_cpubatch *pc)
 	pc->fork.parent = fork_parent;
 	pc->fork.child = fork_child;
 	pc->fork.arg = pc;
-	if (lbi_rseq_fork_register(&pc->fork)) {
+	if (lbi_fork_register(&pc->fork)) {
 		lbi_drain_fini(pc);
 		return -EINVAL;
 	}
@@ -92,31 +92,24 @@ static int create_fork_hook(struct lb_cpubatch *pc)
 
 static void destroy_fork_hook(struct lb_cpubatch *pc)
 {
-	lbi_rseq_fork_unregister(&pc->fork);
+	lbi_fork_unregister(&pc->fork);
 	lbi_drain_fini(pc);
 }
 
 /*
- * The owner path, once (enum lbi_cb_path). Injected CPU sources stay on
- * the lock path: the id a test chooses is not the cpu_id the section
- * checks. So does a batch of one, and a process with a TSan runtime: TSan
- * sees no ordering made by a section and a fence, only the annotated
- * slot lock.
+ * The owner path, once (enum lbi_cb_path), from the slot core's choice. A
+ * batch of one stays on the lock path: its every add flushes.
  */
 static void choose_path(struct lb_cpubatch *pc,
 			const struct lb_cpubatch_conf *conf)
 {
-	bool tsan = lbi_tsan_active();
+	enum lbi_owner_path o;
 
-	pc->slots.rseq = !conf->cpu_fn && pc->max_nr > 1 && !tsan &&
-			 lbi_rseq_usable(conf->flags & LB_CPUBATCH_F_LOCK_PATH,
-					 pc->slots.nr);
-	if (tsan)
-		pc->path = LBI_CB_LOCK_TSAN;
-	else if (!pc->slots.rseq)
-		pc->path = LBI_CB_LOCK;
-	else
-		pc->path = pc->ops.get ? LBI_CB_RSEQ_GET : LBI_CB_RSEQ;
+	o = lbi_slots_choose_path(&pc->slots, false,
+				  (conf->flags & LB_CPUBATCH_F_LOCK_PATH) ||
+				  pc->max_nr <= 1);
+	pc->path = o == LBI_OWNER_RSEQ && pc->ops.get ? LBI_CB_RSEQ_GET :
+							 (enum lbi_cb_path)o;
 #if LBI_RSEQ_ARCH
 	pc->rseq_off = __rseq_offset;
 	pc->rseq_h0 = (char *)&lbi_cb_slot(pc, 0)->hdr.rseq;

@@ -38,20 +38,11 @@ void lbi_pcp_mag_setup(struct lb_pcp *p, int batch, bool force_lock)
 {
 	p->mag_cap = 0;
 	p->mag_nr = 0;
-	p->slots.rseq = false;
-	/*
-	 * A TSan client sees the orderings through the lock annotations only
-	 * (never inside the sections); the debug set checks every call.
-	 */
-	p->path = p->dbg || lbi_tsan_active() ? LBI_PCP_LOCK_CHECKED :
-						LBI_PCP_LOCK;
-	/* Injected CPU ids need every call under the lock. */
-	if (p->path != LBI_PCP_LOCK || p->slots.cpu_fn ||
-	    !lbi_rseq_usable(force_lock, p->slots.nr))
+	/* The debug set checks every call. */
+	p->path = lbi_slots_choose_path(&p->slots, p->dbg != NULL, force_lock);
+	if (p->path != LBI_OWNER_RSEQ)
 		return;
 #if LBI_RSEQ_ARCH
-	p->path = LBI_PCP_RSEQ;
-	p->slots.rseq = true;
 	p->mag_nr = p->slots.nr;
 	p->rseq_off = (long)__rseq_offset;
 	p->mag_hdr = (char *)&lbi_pcp_slot_at(p, 0)->hdr.rseq;

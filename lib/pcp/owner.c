@@ -219,15 +219,15 @@ static inline struct lbi_pcp_slot *miss_slot(struct lb_pcp *p, int cpu)
 /*
  * The owner's hold of its slot on @path, a constant at each call site: on
  * the rseq path the fold before and the magazine reload after (pcp/mag.c);
- * on LBI_PCP_LOCK the slot lock without the TSan-client test (taken by
+ * on LBI_OWNER_LOCK the slot lock without the TSan-client test (taken by
  * trylock in alloc_lock() and free_lock(), waited for in alloc_wait() and
- * free_wait()); on LBI_PCP_LOCK_CHECKED the annotated one.
+ * free_wait()); on LBI_OWNER_LOCK_CHECKED the annotated one.
  */
 static inline __attribute__((always_inline)) void
 owner_lock(struct lb_pcp *p, struct lbi_pcp_slot *sl,
-	   const enum lbi_pcp_path path)
+	   const enum lbi_owner_path path)
 {
-	if (path == LBI_PCP_RSEQ)
+	if (path == LBI_OWNER_RSEQ)
 		lbi_pcp_lock_rseq(p, sl);
 	else
 		lbi_slot_lock(&sl->hdr);
@@ -235,11 +235,11 @@ owner_lock(struct lb_pcp *p, struct lbi_pcp_slot *sl,
 
 static inline __attribute__((always_inline)) void
 owner_unlock(struct lb_pcp *p, struct lbi_pcp_slot *sl,
-	     const enum lbi_pcp_path path)
+	     const enum lbi_owner_path path)
 {
-	if (path == LBI_PCP_RSEQ)
+	if (path == LBI_OWNER_RSEQ)
 		lbi_pcp_unlock_rseq(p, sl, true);
-	else if (path == LBI_PCP_LOCK)
+	else if (path == LBI_OWNER_LOCK)
 		lbi_slot_unlock_bare(&sl->hdr);
 	else
 		lbi_slot_unlock(&sl->hdr);
@@ -248,13 +248,13 @@ owner_unlock(struct lb_pcp *p, struct lbi_pcp_slot *sl,
 /* After the owner's lock: the warm-list case here, the rest alloc_slow(). */
 static inline __attribute__((always_inline)) int
 alloc_held(struct lb_pcp *p, unsigned int order, void **out,
-	   struct lbi_pcp_slot *sl, const enum lbi_pcp_path path)
+	   struct lbi_pcp_slot *sl, const enum lbi_owner_path path)
 {
 	void *obj;
 
 	lbi_tune_alloc_start(p->tuner, &sl->ts);
 	if (lbi_unlikely(cds_list_empty(&sl->lists[order]) ||
-			 (path == LBI_PCP_LOCK_CHECKED && p->dbg)))
+			 (path == LBI_OWNER_LOCK_CHECKED && p->dbg)))
 		return alloc_slow(p, sl, order, out);
 	obj = pop(p, sl, order);
 	owner_unlock(p, sl, path);
@@ -275,8 +275,8 @@ static __attribute__((noinline)) int alloc_miss(struct lb_pcp *p,
 	uint64_t m0 = lbi_rseq_membarriers;
 	int rc;
 
-	owner_lock(p, sl, LBI_PCP_RSEQ);
-	rc = alloc_held(p, order, out, sl, LBI_PCP_RSEQ);
+	owner_lock(p, sl, LBI_OWNER_RSEQ);
+	rc = alloc_held(p, order, out, sl, LBI_OWNER_RSEQ);
 	lbi_pcp_count_fences(&p->owner_fences, m0);
 	return rc;
 }
@@ -289,18 +289,18 @@ static int alloc_rseq_order(struct lb_pcp *p, unsigned int order, void **out)
 	return alloc_miss(p, order, out, -1);
 }
 
-/* LBI_PCP_LOCK's wait for a slot lock held elsewhere, off the hot path. */
+/* LBI_OWNER_LOCK's wait for a slot lock held elsewhere, off the hot path. */
 static __attribute__((noinline)) int alloc_wait(struct lb_pcp *p,
 						unsigned int order,
 						void **out,
 						struct lbi_pcp_slot *sl)
 {
 	lbi_slot_lock_bare(&sl->hdr);
-	return alloc_held(p, order, out, sl, LBI_PCP_LOCK);
+	return alloc_held(p, order, out, sl, LBI_OWNER_LOCK);
 }
 
 /*
- * &lb_pcp.alloc_path of LBI_PCP_LOCK: only the CPU-id call is made with
+ * &lb_pcp.alloc_path of LBI_OWNER_LOCK: only the CPU-id call is made with
  * values to keep, so little is saved around it.
  */
 static int alloc_lock(struct lb_pcp *p, unsigned int order, void **out)
@@ -314,11 +314,11 @@ static int alloc_lock(struct lb_pcp *p, unsigned int order, void **out)
 		return alloc_wait(p, order, out, sl);
 	/* Order 0, the common case, with its list and weight constant. */
 	if (lbi_likely(!order))
-		return alloc_held(p, 0, out, sl, LBI_PCP_LOCK);
-	return alloc_held(p, order, out, sl, LBI_PCP_LOCK);
+		return alloc_held(p, 0, out, sl, LBI_OWNER_LOCK);
+	return alloc_held(p, order, out, sl, LBI_OWNER_LOCK);
 }
 
-/* &lb_pcp.alloc_path of LBI_PCP_LOCK_CHECKED. */
+/* &lb_pcp.alloc_path of LBI_OWNER_LOCK_CHECKED. */
 static int alloc_checked(struct lb_pcp *p, unsigned int order, void **out)
 {
 	struct lbi_pcp_slot *sl;
@@ -326,8 +326,8 @@ static int alloc_checked(struct lb_pcp *p, unsigned int order, void **out)
 	if (lbi_unlikely(order > p->max_order))
 		return -EINVAL;
 	sl = this_slot(p);
-	owner_lock(p, sl, LBI_PCP_LOCK_CHECKED);
-	return alloc_held(p, order, out, sl, LBI_PCP_LOCK_CHECKED);
+	owner_lock(p, sl, LBI_OWNER_LOCK_CHECKED);
+	return alloc_held(p, order, out, sl, LBI_OWNER_LOCK_CHECKED);
 }
 
 /*
@@ -341,7 +341,7 @@ int lb_pcp_alloc(struct lb_pcp *p, unsigned int order, void **out)
 
 	if (lbi_unlikely(!p || !out))
 		return -EINVAL;
-	if (lbi_unlikely((order | p->path) != LBI_PCP_RSEQ))
+	if (lbi_unlikely((order | p->path) != LBI_OWNER_RSEQ))
 		return p->alloc_path(p, order, out);
 	if (lbi_likely(lbi_pcp_mag_pop(p, out, &cpu) == LBI_RSEQ_OK))
 		return 0;
@@ -384,9 +384,9 @@ static __attribute__((noinline)) int free_slow(struct lb_pcp *p,
 /* After the owner's lock: the no-flush case here, the rest free_slow(). */
 static inline __attribute__((always_inline)) int
 free_held(struct lb_pcp *p, void *obj, unsigned int order,
-	  struct lbi_pcp_slot *sl, const enum lbi_pcp_path path)
+	  struct lbi_pcp_slot *sl, const enum lbi_owner_path path)
 {
-	if (lbi_unlikely((path == LBI_PCP_LOCK_CHECKED && p->dbg) ||
+	if (lbi_unlikely((path == LBI_OWNER_LOCK_CHECKED && p->dbg) ||
 			 !lbi_tune_free_fast(p->tuner, &sl->ts, order)))
 		return free_slow(p, sl, obj, order);
 	cds_list_add((struct cds_list_head *)obj, &sl->lists[order]);
@@ -402,8 +402,8 @@ static __attribute__((noinline)) int free_miss(struct lb_pcp *p, void *obj,
 	uint64_t m0 = lbi_rseq_membarriers;
 	int rc;
 
-	owner_lock(p, sl, LBI_PCP_RSEQ);
-	rc = free_held(p, obj, order, sl, LBI_PCP_RSEQ);
+	owner_lock(p, sl, LBI_OWNER_RSEQ);
+	rc = free_held(p, obj, order, sl, LBI_OWNER_RSEQ);
 	lbi_pcp_count_fences(&p->owner_fences, m0);
 	return rc;
 }
@@ -422,10 +422,10 @@ static __attribute__((noinline)) int free_wait(struct lb_pcp *p, void *obj,
 					       struct lbi_pcp_slot *sl)
 {
 	lbi_slot_lock_bare(&sl->hdr);
-	return free_held(p, obj, order, sl, LBI_PCP_LOCK);
+	return free_held(p, obj, order, sl, LBI_OWNER_LOCK);
 }
 
-/* &lb_pcp.free_path of LBI_PCP_LOCK, as alloc_lock(). */
+/* &lb_pcp.free_path of LBI_OWNER_LOCK, as alloc_lock(). */
 static int free_lock(struct lb_pcp *p, void *obj, unsigned int order)
 {
 	struct lbi_pcp_slot *sl;
@@ -436,11 +436,11 @@ static int free_lock(struct lb_pcp *p, void *obj, unsigned int order)
 	if (lbi_unlikely(!lbi_slot_trylock_bare(&sl->hdr)))
 		return free_wait(p, obj, order, sl);
 	if (lbi_likely(!order))
-		return free_held(p, obj, 0, sl, LBI_PCP_LOCK);
-	return free_held(p, obj, order, sl, LBI_PCP_LOCK);
+		return free_held(p, obj, 0, sl, LBI_OWNER_LOCK);
+	return free_held(p, obj, order, sl, LBI_OWNER_LOCK);
 }
 
-/* &lb_pcp.free_path of LBI_PCP_LOCK_CHECKED. */
+/* &lb_pcp.free_path of LBI_OWNER_LOCK_CHECKED. */
 static int free_checked(struct lb_pcp *p, void *obj, unsigned int order)
 {
 	struct lbi_pcp_slot *sl;
@@ -448,8 +448,8 @@ static int free_checked(struct lb_pcp *p, void *obj, unsigned int order)
 	if (lbi_unlikely(order > p->max_order))
 		return -EINVAL;
 	sl = this_slot(p);
-	owner_lock(p, sl, LBI_PCP_LOCK_CHECKED);
-	return free_held(p, obj, order, sl, LBI_PCP_LOCK_CHECKED);
+	owner_lock(p, sl, LBI_OWNER_LOCK_CHECKED);
+	return free_held(p, obj, order, sl, LBI_OWNER_LOCK_CHECKED);
 }
 
 /* As lb_pcp_alloc(); the pointer checks are the API's (-EINVAL). */
@@ -459,7 +459,7 @@ int lb_pcp_free(struct lb_pcp *p, void *obj, unsigned int order)
 
 	if (lbi_unlikely(!p || !obj || ((uintptr_t)obj & (sizeof(void *) - 1))))
 		return -EINVAL;
-	if (lbi_unlikely((order | p->path) != LBI_PCP_RSEQ))
+	if (lbi_unlikely((order | p->path) != LBI_OWNER_RSEQ))
 		return p->free_path(p, obj, order);
 	if (lbi_likely(lbi_pcp_mag_push(p, obj, &cpu) == LBI_RSEQ_OK))
 		return 0;
@@ -469,10 +469,10 @@ int lb_pcp_free(struct lb_pcp *p, void *obj, unsigned int order)
 /* The entry points of the path lbi_pcp_mag_setup() chose. */
 void lbi_pcp_set_path_ops(struct lb_pcp *p)
 {
-	if (p->path == LBI_PCP_RSEQ) {
+	if (p->path == LBI_OWNER_RSEQ) {
 		p->alloc_path = alloc_rseq_order;
 		p->free_path = free_rseq_order;
-	} else if (p->path == LBI_PCP_LOCK) {
+	} else if (p->path == LBI_OWNER_LOCK) {
 		p->alloc_path = alloc_lock;
 		p->free_path = free_lock;
 	} else {

@@ -71,20 +71,14 @@ struct lbi_pcp_slot {
 
 struct lbi_pcp_dbg;
 
-/*
- * How lb_pcp_alloc() and lb_pcp_free() run, chosen once at create
- * (lbi_pcp_mag_setup()), so that each path tests nothing else per call.
- */
-enum lbi_pcp_path {
-	LBI_PCP_RSEQ,		/* order 0 through the magazine (DOC: Owner path) */
-	LBI_PCP_LOCK,		/* the slot lock, without TSan annotations */
-	/* The slot lock with the TSan-client annotations, or the debug set. */
-	LBI_PCP_LOCK_CHECKED,
-};
-
 struct lb_pcp {
-	/* Read by every alloc and free: first, on one cache line. */
-	enum lbi_pcp_path path;
+	/*
+	 * Read by every alloc and free: first, on one cache line. The slot
+	 * core's choice (lbi_pcp_mag_setup()): on %LBI_OWNER_RSEQ order 0
+	 * goes through the magazine (DOC: Owner path); %LBI_OWNER_LOCK_CHECKED
+	 * also serves the debug set.
+	 */
+	enum lbi_owner_path path;
 	unsigned int max_order;
 	/* Every call but an order-0 one on the rseq path, per path. */
 	int (*alloc_path)(struct lb_pcp *p, unsigned int order, void **out);
@@ -125,7 +119,7 @@ struct lb_pcp {
 	bool thr_running;
 	bool thr_stop;
 
-	struct cds_list_head fork_node;	/* lib/pcp/fork.c's list of caches */
+	struct lbi_fork_hook fork;	/* tick and decay-thread mutexes (fork.c) */
 };
 
 static inline struct lbi_pcp_slot *lbi_pcp_slot_at(const struct lb_pcp *p,
@@ -156,7 +150,7 @@ lbi_pcp_mag_hdr(const struct lb_pcp *p, uint32_t cpu)
 #endif
 
 /*
- * The owner path's entry points (LBI_PCP_RSEQ, order 0): one section on
+ * The owner path's entry points (LBI_OWNER_RSEQ, order 0): one section on
  * the calling CPU's magazine. Inline, so that lb_pcp_alloc() and
  * lb_pcp_free() reach the section with no call and no saved register.
  * *@cpup is the CPU the last attempt indexed, or -1 for an id that has no

@@ -33,7 +33,7 @@
  * be mid-section there unaborted). The lock comes first so that stop can be
  * a plain flag written only by the lock holder, and so that a fork()
  * prepare handler that takes every slot lock waits out every stopped
- * window (lbi_rseq_fork_register()).
+ * window (lbi_fork_register(), core/fork.h).
  *
  * Lock path everywhere: when lbi_rseq_usable() says no (not x86-64, a
  * ThreadSanitizer build, glibc did not register rseq, LB_RSEQ=0 in the
@@ -50,7 +50,7 @@
  *   signals between R1 and R5.
  * - fork(): the child keeps the rseq and membarrier registrations; slot
  *   locks held or stop flags set in the parent would be copied so. Register
- *   a hook with lbi_rseq_fork_register() that takes every slot lock in
+ *   a hook with lbi_fork_register() (core/fork.h) that takes every slot lock in
  *   prepare and releases them in parent and child.
  * - Threads that existed before the library was loaded were registered by
  *   glibc at their start; membarrier registration is per process. Threads
@@ -76,8 +76,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include <urcu/list.h>
 
 #include "core/core.h"
 
@@ -435,35 +433,5 @@ static inline void lbi_rseq_start(struct lbi_rseq_hdr *h)
 	ck_pr_fence_release();
 	ck_pr_store_32(&h->stop, 0);
 }
-
-/*
- * struct lbi_rseq_fork_hook - Slot-array state to settle around fork().
- * @prepare: Take every slot lock (in index order); waits out R1-R5.
- * @parent, @child: Release them.
- * @arg: Passed to each.
- */
-struct lbi_rseq_fork_hook {
-	void (*prepare)(void *arg);
-	void (*parent)(void *arg);
-	void (*child)(void *arg);
-	void *arg;
-	struct cds_list_head node;
-};
-
-/**
- * lbi_rseq_fork_register() - Run @hook around every fork().
- * @hook: Caller-owned until lbi_rseq_fork_unregister().
- *
- * prepare hooks run in registration order, parent and child hooks in
- * reverse, under one registry mutex. A thread forking while it holds a slot
- * lock deadlocks in prepare: never fork between R1 and R5.
- *
- * Context: Any thread, not a fork hook.
- * Return: 0, or -EINVAL for a hook without all three functions.
- */
-int lbi_rseq_fork_register(struct lbi_rseq_fork_hook *hook);
-
-/* Stop running @hook around fork(). Context: as registering. */
-void lbi_rseq_fork_unregister(struct lbi_rseq_fork_hook *hook);
 
 #endif /* LOCKBATCH_RSEQ_H */

@@ -27,6 +27,18 @@ static void unlock_all(void *arg)
 	lbi_slots_unlock_all(arg);
 }
 
+enum lbi_owner_path lbi_slots_choose_path(struct lbi_slots *s, bool checked,
+					  bool force_lock)
+{
+	s->rseq = false;
+	if (checked || lbi_tsan_active())
+		return LBI_OWNER_LOCK_CHECKED;
+	if (s->cpu_fn || !lbi_rseq_usable(force_lock, s->nr))
+		return LBI_OWNER_LOCK;
+	s->rseq = true;
+	return LBI_OWNER_RSEQ;
+}
+
 int lbi_slots_init(struct lbi_slots *s, unsigned int nr, size_t size,
 		   lb_cpu_fn cpu_fn, void *cpu_arg)
 {
@@ -56,7 +68,7 @@ int lbi_slots_init(struct lbi_slots *s, unsigned int nr, size_t size,
 	s->fork.parent = unlock_all;
 	s->fork.child = unlock_all;
 	s->fork.arg = s;
-	if (lbi_rseq_fork_register(&s->fork)) {
+	if (lbi_fork_register(&s->fork)) {
 		free(mem);
 		return -EINVAL;
 	}
@@ -65,7 +77,7 @@ int lbi_slots_init(struct lbi_slots *s, unsigned int nr, size_t size,
 
 void lbi_slots_fini(struct lbi_slots *s)
 {
-	lbi_rseq_fork_unregister(&s->fork);
+	lbi_fork_unregister(&s->fork);
 	free(s->base);
 	s->base = NULL;
 }

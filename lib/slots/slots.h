@@ -59,8 +59,38 @@ struct lbi_slots {
 	bool rseq;
 	lb_cpu_fn cpu_fn;
 	void *cpu_arg;
-	struct lbi_rseq_fork_hook fork;
+	struct lbi_fork_hook fork;
 };
+
+/*
+ * enum lbi_owner_path - How the owner operations on a slot array run: the
+ * one owner-path decision of the library, made at creation by
+ * lbi_slots_choose_path() and never changed. Each cache derives its
+ * hot-path encodings from it.
+ * @LBI_OWNER_RSEQ: rseq sections on the caller's own slot, no lock. Zero,
+ *	so that a hot path may fold the test into another (lb_pcp_alloc()
+ *	tests order | path).
+ * @LBI_OWNER_LOCK: the slot lock, without TSan annotations.
+ * @LBI_OWNER_LOCK_CHECKED: the slot lock with every check: the TSan
+ *	annotations (a TSan build, or a TSan runtime in the process: TSan
+ *	cannot see the sections' orderings) or the cache's own debug checks.
+ */
+enum lbi_owner_path {
+	LBI_OWNER_RSEQ,
+	LBI_OWNER_LOCK,
+	LBI_OWNER_LOCK_CHECKED,
+};
+
+/*
+ * lbi_slots_choose_path() - Choose how @s's owner operations run; sets
+ * @s->rseq to match. @checked: the cache wants every call checked (its
+ * debug mode). @force_lock: the cache's own reasons rule the sections out
+ * (a forced lock path, a batch of one). Injected CPU sources take the lock
+ * path: the id a test chooses is not the cpu_id a section checks.
+ * Context: creation, before the array is shared.
+ */
+enum lbi_owner_path lbi_slots_choose_path(struct lbi_slots *s, bool checked,
+					  bool force_lock);
 
 /*
  * Allocate and zero @nr slots of @size bytes (0: lb_cpu_count(), clamped to

@@ -43,7 +43,7 @@ struct lb_rs_stack {
 	size_t be_n, be_cap;
 	size_t be_overflow;	/* pushes beyond be_cap, under be_lock */
 	uint64_t lock_ops;	/* owner ops on the lock path (atomic) */
-	struct lbi_rseq_fork_hook fork;
+	struct lbi_fork_hook fork;
 };
 
 /*
@@ -110,12 +110,12 @@ static inline int lb_rs_init(struct lb_rs_stack *st, bool force_lock,
 	st->fork.parent = lb_rs_fork_release;
 	st->fork.child = lb_rs_fork_release;
 	st->fork.arg = st;
-	return lbi_rseq_fork_register(&st->fork);
+	return lbi_fork_register(&st->fork);
 }
 
 static inline void lb_rs_fini(struct lb_rs_stack *st)
 {
-	lbi_rseq_fork_unregister(&st->fork);
+	lbi_fork_unregister(&st->fork);
 	pthread_mutex_destroy(&st->be_lock);
 	free(st->slots);
 	free(st->be);

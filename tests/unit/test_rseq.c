@@ -243,17 +243,17 @@ static void hook_child(void *a) { (void)a; fork_calls += 100; }
 
 Test(rseq_path, fork_hooks_run_around_fork)
 {
-	struct lbi_rseq_fork_hook bad = { 0 };
-	struct lbi_rseq_fork_hook h = {
+	struct lbi_fork_hook bad = { 0 };
+	struct lbi_fork_hook h = {
 		.prepare = hook_prepare, .parent = hook_parent,
 		.child = hook_child,
 	};
 	int status;
 	pid_t pid;
 
-	cr_assert(eq(int, lbi_rseq_fork_register(NULL), -EINVAL));
-	cr_assert(eq(int, lbi_rseq_fork_register(&bad), -EINVAL));
-	cr_assert(eq(int, lbi_rseq_fork_register(&h), 0));
+	cr_assert(eq(int, lbi_fork_register(NULL), -EINVAL));
+	cr_assert(eq(int, lbi_fork_register(&bad), -EINVAL));
+	cr_assert(eq(int, lbi_fork_register(&h), 0));
 	fork_calls = 0;
 	pid = fork();
 	if (pid == 0)
@@ -262,7 +262,7 @@ Test(rseq_path, fork_hooks_run_around_fork)
 	cr_assert(eq(int, waitpid(pid, &status, 0), pid));
 	cr_assert(eq(int, WEXITSTATUS(status), 0), "child saw prepare+child");
 	cr_assert(eq(int, fork_calls, 11));
-	lbi_rseq_fork_unregister(&h);
+	lbi_fork_unregister(&h);
 	fork_calls = 0;
 	pid = fork();
 	if (pid == 0)
