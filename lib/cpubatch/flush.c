@@ -52,6 +52,7 @@ static void swap_out(struct lb_cpubatch *pc, unsigned int idx,
 	uint64_t word = s->hdr.rseq.word;
 	unsigned int i, nr = lbi_rseq_count(word);
 
+	lbi_slot_assert_held(&s->hdr);
 	buf->epoch = s->epoch & 1;
 	ck_pr_inc_32(&s->inflight);
 	ck_pr_inc_32(&s->epoch_inflight[buf->epoch]);
@@ -62,8 +63,11 @@ static void swap_out(struct lb_cpubatch *pc, unsigned int idx,
 	memcpy(buf->objs, s->objs, nr * sizeof(buf->objs[0]));
 	if (lbi_likely(!s->has_ops && !pc->caller_refs)) {
 		/* Adds only, counted: the nodes go as before. */
-		for (i = 0; i < nr; i++)
+		for (i = 0; i < nr; i++) {
+			/* Queued here: in this slot's batch, nowhere else. */
+			lbi_assert_debug(lbi_node_slot(s->nodes[i]) == idx + 1);
 			lbi_node_set_slot(s->nodes[i], 0);
+		}
 		s->st.ops_flushed[LB_OP_ADD] += nr;
 	} else {
 		memcpy(buf->nodes, s->nodes, nr * sizeof(buf->nodes[0]));
@@ -72,6 +76,8 @@ static void swap_out(struct lb_cpubatch *pc, unsigned int idx,
 			bool busy = op != LB_OP_ADD || pc->caller_refs;
 
 			/* Busy until applied (LBI_SLOT_BUSY). */
+			lbi_assert_debug(lbi_node_slot(lbi_ent_node(
+					 s->nodes[i])) == idx + 1);
 			lbi_node_set_slot(lbi_ent_node(s->nodes[i]),
 					  busy ? LBI_SLOT_BUSY : 0);
 			if (busy)
@@ -222,6 +228,8 @@ static void phase_done(struct lb_cpubatch *pc, void *be,
 		     !(local & (1u << idx[i]))) ||
 		    (op == LB_OP_ADD && !pc->caller_refs))
 			continue;
+		/* Applied: busy since swap-out, in no batch from now on. */
+		lbi_assert_debug(lbi_node_slot(n) == LBI_SLOT_BUSY);
 		lbi_tsan_release(&n->slot);
 		ck_pr_fence_release();
 		lbi_node_set_slot(n, 0);
@@ -304,6 +312,9 @@ put:
 	lbi_tsan_release(&s->epoch_inflight[buf->epoch]);
 	lbi_tsan_release(&s->inflight);
 	ck_pr_fence_release();
+	/* Raised at swap-out (A), so never below zero here. */
+	lbi_assert_debug(ck_pr_load_32(&s->inflight) > 0 &&
+			 ck_pr_load_32(&s->epoch_inflight[buf->epoch]) > 0);
 	ck_pr_dec_32(&s->epoch_inflight[buf->epoch]);
 	ck_pr_dec_32(&s->inflight);
 	ck_spinlock_unlock(&s->tail);

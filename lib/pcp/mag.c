@@ -67,9 +67,11 @@ void lbi_pcp_mag_account(struct lbi_pcp_slot *sl)
 	int64_t ops = (int64_t)(uint32_t)(lbi_rseq_weight(w) - sl->ops_seen);
 	uint64_t allocs = (uint64_t)((ops - dc) / 2);
 
+	lbi_slot_assert_held(&sl->hdr);
 	sl->st.allocs += allocs;
 	sl->st.frees += (uint64_t)((ops + dc) / 2);
 	sl->ts.count += (int)dc;
+	lbi_assert_debug(sl->ts.count >= 0);
 	sl->mag_seen = c;
 	sl->ops_seen = lbi_rseq_weight(w);
 	if (allocs && sl->ts.count - (int)c < sl->ts.count_min)

@@ -75,6 +75,7 @@ static int steal(struct lb_pcp *p, struct lbi_pcp_slot *sl,
 			cds_list_del(node);
 			cds_list_add_tail(node, head);
 			peer->ts.count -= w;
+			lbi_assert_debug(peer->ts.count >= 0);
 			avail -= w;
 			got++;
 		}

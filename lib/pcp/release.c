@@ -67,6 +67,7 @@ static int release_hold(struct lb_pcp *p, struct lbi_pcp_slot *sl, int units,
 			freed += w;
 		} while (units > 0 && !cds_list_empty(head));
 		sl->ts.count -= (int)nr << o;
+		lbi_assert_debug(sl->ts.count >= 0);
 		p->be.free_bulk(p->be.ctx, (unsigned int)o, sl->buf, nr);
 	}
 	lb_lock_release(p->bl);
@@ -84,6 +85,7 @@ long lbi_pcp_release(struct lb_pcp *p, struct lbi_pcp_slot *sl, int units,
 {
 	long total = 0;
 
+	lbi_slot_assert_held(&sl->hdr);
 	while (units > 0 && sl->ts.count > 0) {
 		int n = units < chunk ? units : chunk;
 		total += release_hold(p, sl, n, order, cause);

@@ -148,8 +148,13 @@ static inline int lbi_slot_trylock(struct lbi_slot_hdr *h)
 	return lbi_spin_trylock(&h->lock);
 }
 
+/* Debug builds: the slot lock is held (by this thread, if the protocol holds). */
+#define lbi_slot_assert_held(h) \
+	lbi_assert_debug(ck_spinlock_fas_locked(&(h)->lock))
+
 static inline void lbi_slot_unlock(struct lbi_slot_hdr *h)
 {
+	lbi_slot_assert_held(h);
 	lbi_spin_unlock(&h->lock);
 }
 
@@ -169,6 +174,7 @@ static inline int lbi_slot_trylock_bare(struct lbi_slot_hdr *h)
 
 static inline void lbi_slot_unlock_bare(struct lbi_slot_hdr *h)
 {
+	lbi_slot_assert_held(h);
 	lbi_spin_unlock_bare(&h->lock);
 }
 
