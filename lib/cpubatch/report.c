@@ -64,7 +64,36 @@ static void causes_table(FILE *f, const struct lb_cpubatch_slot_stats *t)
 	fputc('\n', f);
 }
 
-int lb_cpubatch_report(FILE *f, struct lb_cpubatch *pc)
+static void table(FILE *f, const struct lbi_report *r,
+		  const struct lb_cpubatch_stats *st)
+{
+	fprintf(f, "%8s %12s %12s %10s %8s %12s %8s %8s\n", "slot", "adds",
+		"weight", "flushes", "objs/fl", "committed", "cached", "cachedw");
+	lbi_report_rows(f, r, used, row);
+	row(f, "total", &st->total);
+	causes_table(f, &st->total);
+	fprintf(f, "slots %u, cpu-id %s, back-end lock holds %llu, flushes in flight %llu\n"
+		   "settle: settled %llu drained %llu busy %llu waits %llu; "
+		   "drain_all: calls %llu passes %llu coalesced %llu forced %llu; "
+		   "disabled %u\n",
+		st->nr_slots, lb_cpu_source_name(st->cpu_src),
+		(unsigned long long)st->backend_locks,
+		(unsigned long long)st->flushes_inflight,
+		(unsigned long long)st->drain.settled,
+		(unsigned long long)st->drain.drained,
+		(unsigned long long)st->drain.busy,
+		(unsigned long long)st->drain.settle_waits,
+		(unsigned long long)st->drain.drain_all_calls,
+		(unsigned long long)st->drain.drain_all_passes,
+		(unsigned long long)st->drain.drain_all_coalesced,
+		(unsigned long long)st->drain.drain_all_forced,
+		st->drain.disable_depth);
+}
+
+/* Arguments checked, the snapshot, @body, then the end: 0 or -errno. */
+static int report(FILE *f, struct lb_cpubatch *pc,
+		  void (*body)(FILE *f, const struct lbi_report *r,
+			       const struct lb_cpubatch_stats *st))
 {
 	struct lbi_report r;
 	struct lb_cpubatch_stats st;
@@ -73,28 +102,13 @@ int lb_cpubatch_report(FILE *f, struct lb_cpubatch *pc)
 	err = snapshot(&r, f, pc, &st);
 	if (err)
 		return err;
-	fprintf(f, "%8s %12s %12s %10s %8s %12s %8s %8s\n", "slot", "adds",
-		"weight", "flushes", "objs/fl", "committed", "cached", "cachedw");
-	lbi_report_rows(f, &r, used, row);
-	row(f, "total", &st.total);
-	causes_table(f, &st.total);
-	fprintf(f, "slots %u, cpu-id %s, back-end lock holds %llu, flushes in flight %llu\n"
-		   "settle: settled %llu drained %llu busy %llu waits %llu; "
-		   "drain_all: calls %llu passes %llu coalesced %llu forced %llu; "
-		   "disabled %u\n",
-		st.nr_slots, lb_cpu_source_name(st.cpu_src),
-		(unsigned long long)st.backend_locks,
-		(unsigned long long)st.flushes_inflight,
-		(unsigned long long)st.drain.settled,
-		(unsigned long long)st.drain.drained,
-		(unsigned long long)st.drain.busy,
-		(unsigned long long)st.drain.settle_waits,
-		(unsigned long long)st.drain.drain_all_calls,
-		(unsigned long long)st.drain.drain_all_passes,
-		(unsigned long long)st.drain.drain_all_coalesced,
-		(unsigned long long)st.drain.drain_all_forced,
-		st.drain.disable_depth);
+	body(f, &r, &st);
 	return lbi_report_end(f, &r);
+}
+
+int lb_cpubatch_report(FILE *f, struct lb_cpubatch *pc)
+{
+	return report(f, pc, table);
 }
 
 static void json_slot(FILE *f, const void *slot)
@@ -138,25 +152,23 @@ static void json_drain(FILE *f, const struct lb_cpubatch_drain_stats *d)
 		(unsigned long long)d->drain_all_slots_max, d->disable_depth);
 }
 
+static void json(FILE *f, const struct lbi_report *r,
+		 const struct lb_cpubatch_stats *st)
+{
+	fprintf(f, "{\"nr_slots\":%u,\"cpu_src\":\"%s\",\"backend_locks\":%llu,"
+		   "\"flushes_inflight\":%llu,\"total\":", st->nr_slots,
+		lb_cpu_source_name(st->cpu_src),
+		(unsigned long long)st->backend_locks,
+		(unsigned long long)st->flushes_inflight);
+	json_slot(f, &st->total);
+	fputs(",\"drain\":", f);
+	json_drain(f, &st->drain);
+	fputc(',', f);
+	lbi_report_json_slots(f, r, json_slot);
+	fputs("}\n", f);
+}
+
 int lb_cpubatch_report_json(FILE *f, struct lb_cpubatch *pc)
 {
-	struct lbi_report r;
-	struct lb_cpubatch_stats st;
-	int err;
-
-	err = snapshot(&r, f, pc, &st);
-	if (err)
-		return err;
-	fprintf(f, "{\"nr_slots\":%u,\"cpu_src\":\"%s\",\"backend_locks\":%llu,"
-		   "\"flushes_inflight\":%llu,\"total\":", st.nr_slots,
-		lb_cpu_source_name(st.cpu_src),
-		(unsigned long long)st.backend_locks,
-		(unsigned long long)st.flushes_inflight);
-	json_slot(f, &st.total);
-	fputs(",\"drain\":", f);
-	json_drain(f, &st.drain);
-	fputc(',', f);
-	lbi_report_json_slots(f, &r, json_slot);
-	fputs("}\n", f);
-	return lbi_report_end(f, &r);
+	return report(f, pc, json);
 }
