@@ -8,6 +8,7 @@
 #define LOCKBATCH_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -80,6 +81,29 @@ void __tsan_release(void *addr) __attribute__((weak));
 	} while (0)
 #define lbi_tsan_ignore_begin() do { } while (0)
 #define lbi_tsan_ignore_end() do { } while (0)
+#endif
+
+/*
+ * AddressSanitizer cannot see ck's inline-asm loads and stores. The node
+ * accessors (cpubatch_node.h) report theirs with these, so that an ASan
+ * build of the library catches a store into an object its caller freed.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define LB_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LB_ASAN 1
+#endif
+#endif
+
+#ifdef LB_ASAN
+void __asan_loadN(void *addr, size_t size);
+void __asan_storeN(void *addr, size_t size);
+#define lbi_asan_load(p) __asan_loadN((void *)(uintptr_t)(p), sizeof(*(p)))
+#define lbi_asan_store(p) __asan_storeN((void *)(uintptr_t)(p), sizeof(*(p)))
+#else
+#define lbi_asan_load(p) ((void)(p))
+#define lbi_asan_store(p) ((void)(p))
 #endif
 
 #define lbi_likely(x) __builtin_expect(!!(x), 1)
