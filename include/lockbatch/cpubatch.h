@@ -347,7 +347,9 @@ struct lb_node {
 /**
  * struct lb_backend_ops - What a back-end provides.
  * @backend_of: The back-end an object belongs to (e.g. its lruvec). NULL:
- *              every object belongs to &lb_cpubatch_conf.backend.
+ *              every object belongs to &lb_cpubatch_conf.backend, which
+ *              must then be set. What it returns, NULL included, is
+ *              what @lock, @commit and @apply are given.
  * @lock: Take the back-end's lock (e.g. lb_lock_acquire()). Required.
  * @unlock: Drop it. Required.
  * @commit: Move @n objects into the back-end; called with its lock held.
@@ -442,7 +444,8 @@ struct lb_cpubatch_conf {
 /**
  * define LB_CPUBATCH_CONF_INIT - Static initializer of &struct lb_cpubatch_conf.
  * @ops: The back-end operations (required).
- * @backend: The back-end passed to them (may be NULL with @ops->backend_of).
+ * @backend: The back-end passed to them; required unless @ops->backend_of
+ *            is set (lb_cpubatch_create() refuses neither: %-EINVAL).
  *
  * %LB_CPUBATCH_WEIGHTED, every other field 0: one slot per CPU, caps
  * 31/31, lb_cpu_current(). Valid C and C++ (positional).
@@ -581,8 +584,9 @@ struct lb_cpubatch;
  * Context: Any thread. Allocates (one cache-aligned slot per CPU).
  * Return: 0, %-EINVAL if @pcp, @conf, @conf->ops, @ops->lock, @ops->unlock
  * or @ops->commit is NULL, the mode is unknown, a cap or the slot count
- * is out of range, or %LB_CPUBATCH_F_CALLER_REFS comes with @ops->get or
- * @ops->put; %-ENOMEM if memory ran out; %-ENOSPC if 65535 instances
+ * is out of range, %LB_CPUBATCH_F_CALLER_REFS comes with @ops->get or
+ * @ops->put, or neither @conf->backend nor @ops->backend_of is set (a
+ * flush would have nowhere to deliver its objects); %-ENOMEM if memory ran out; %-ENOSPC if 65535 instances
  * are alive (every owner id of &lb_node.owner is taken). *@pcp is set only
  * on success.
  */

@@ -74,16 +74,20 @@ extern "C" {
  *   CPU's slot. (Composition avoids a flush on the two pairs a cache
  *   makes all the time, a bump followed by an eviction and a deletion of
  *   a fresh object; the rest are rare and a flush keeps them simple.)
- * * A flush that swapped a non-add entry out and has not applied it yet
- *   leaves the node marked busy until the operation is applied: a new
+ * * A flush that swapped a non-add entry out is busy with the object
+ *   until the callbacks of the entry's last step have returned: a new
  *   operation on that object waits for that flush first
- *   (lb_cpubatch_queue()), and lb_cpubatch_add() refuses it (%-EEXIST;
- *   lb_cpubatch_queue() with %LB_OP_ADD waits instead). A flush of adds
- *   clears the nodes when it swaps out, as before, except in the
- *   caller-protected mode, where no reference keeps a flushed object
- *   alive: there an add is busy too, until its commit and @after are
- *   done (so an add of the object from inside that commit, to another
- *   instance, returns %-EEXIST).
+ *   (lb_cpubatch_queue(), %LB_OP_ADD included), lb_cpubatch_unqueue()
+ *   answers %-EBUSY and settle waits. The node itself carries the busy
+ *   mark only until that last step begins (see "Free points" below), so
+ *   lb_cpubatch_add() refuses the object (%-EEXIST) from swap-out to the
+ *   last step's first callback, and accepts it from then on: such an add
+ *   is committed under the back-end lock after the step's hold, but only
+ *   lb_cpubatch_queue() orders it after the step's callbacks return. A
+ *   flush of adds clears the nodes when it swaps out, as before, except
+ *   in the caller-protected mode, where no reference keeps a flushed
+ *   object alive: there an add is busy too, until its @commit and @after
+ *   have returned.
  *
  * References. Two modes:
  *
@@ -100,7 +104,37 @@ extern "C" {
  *   %LB_SETTLED or %LB_DRAINED, or lb_cpubatch_unqueue() returning 0 or
  *   1. A %LB_OP_DEL queued in this mode keeps the object allocated until
  *   its flush has applied %LB_STEP_UNLINK: free it from @apply (after the
- *   unlink) or after a drain, never right after queueing.
+ *   unlink) or after a drain, never right after queueing
+ *   (%LB_OP_FLUSHED on a deletion: it may already be freed).
+ *
+ * Free points: after which the library no longer touches an object.
+ *
+ * * counted: once it has called @put for the object's entry.
+ * * caller-protected: once it has called the last callback of the
+ *   entry's last step: @commit, then @after if the back-end has one, for
+ *   an add; @apply(%LB_STEP_UNLINK) for a deletion, @apply(%LB_STEP_LINK)
+ *   for a move to another back-end, @apply(%LB_STEP_MOVE) for a move
+ *   within one, @apply(%LB_STEP_ROTATE) for a rotation. The object may be
+ *   freed in that callback, after its own work on it; the node (or the
+ *   side-table entry, lb_nodetab_release()) already in the step's first
+ *   callback, since the library's last store to it comes before that
+ *   callback. Such a flush records in its own memory that the object is
+ *   busy until the callbacks return.
+ *
+ * Every return this block calls safe (lb_cpubatch_drain_obj(),
+ * lb_cpubatch_settle_fn() or lb_cpubatch_settle() returning %LB_SETTLED
+ * or %LB_DRAINED, lb_cpubatch_unqueue() returning 0 or 1, and the side
+ * table's lb_nodetab_drain_obj() and lb_nodetab_settle()) is an acquire
+ * against the flush that applied the object's last operation: what its
+ * callbacks wrote is visible to the caller's plain loads, and
+ * ThreadSanitizer sees the order.
+ *
+ * A caller's AddressSanitizer build does not see the library's stores to
+ * a node (ck's inline assembly, in a library built without ASan). To
+ * catch a touch after free, build lockbatch with ``--enable-asan`` (its
+ * node accessors then report each access to ASan), or poison what you
+ * free and check the poison when the memory is reused
+ * (tests/unit/test_cpubatch_free.c, tests/stress/stress_cpubatch_free.c).
  *
  * Draining while holding a lock: lb_cpubatch_drain_obj()
  * on an object a flush of another thread has swapped out and not yet
@@ -314,13 +348,15 @@ int lb_cpubatch_queue(struct lb_cpubatch *pc, void *obj, struct lb_node *n,
  * lock, never waits.
  * Return:
  * * 1 - an entry was removed; *@op says which operation it held.
- * * 0 - the object is in no batch and no flush of @pc (or was never added).
+ * * 0 - the object is in no batch and no flush of @pc is applying an
+ *   operation to it (or it was never added); an acquire against the
+ *   flush that applied its last one.
  * * %-EINVAL - @pc or @n is NULL, @weight is 0 or exceeds the batch's
  *   weight, or @n is corrupt. Nothing changed.
  * * %-EXDEV - @n was last cached by another &struct lb_cpubatch.
- * * %-EBUSY - a flush has swapped the object's entry out and not yet
- *   applied it: retry without the locks that flush may need, or treat the
- *   object as busy. In the counted mode an add being committed is not
+ * * %-EBUSY - a flush has swapped the object's entry out and the callbacks
+ *   of its last step have not returned: retry without the locks that
+ *   flush may need, or treat the object as busy. In the counted mode an add being committed is not
  *   reported (its node reads "not cached" from its swap-out, as before;
  *   its reference shows in the count); in the caller-protected mode it is.
  *   Also while an add of the object is under way on another thread (a

@@ -149,7 +149,9 @@ int lb_nodetab_add(struct lb_nodetab *t, struct lb_cpubatch *pc, void *obj,
  *
  * Call it once per committed object, from the last callback the instance
  * runs for it (@put, else @after, else @commit), after that callback is
- * done with the object: the entry may be freed here, and drains of the
+ * done with the object: the entry may be freed, or taken at once by an
+ * add of another object, here (the flush stores nothing into it after
+ * the callbacks of the object's last step begin), and drains of the
  * object return at once from then on.
  *
  * Context: Any thread, callbacks included (takes one bucket lock).

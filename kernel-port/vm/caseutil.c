@@ -75,6 +75,20 @@ long vmstat(const char *name)
 	return r;
 }
 
+size_t case_len(const char *arg)
+{
+	char *end;
+	unsigned long n = strtoul(arg, &end, 0);
+
+	if (end == arg)
+		return 0;
+	if (*end == 'K' || *end == 'k')
+		return end[1] ? 0 : n << 10;
+	if (*end == 'M' || *end == 'm')
+		return end[1] ? 0 : n << 20;
+	return *end ? 0 : n << 20;
+}
+
 char *map_region(size_t len)
 {
 	char *p = mmap(NULL, len + PMD_SIZE, PROT_READ | PROT_WRITE,

@@ -13,6 +13,15 @@
 #define PAGE		4096UL
 #define PMD_SIZE	(2UL << 20)
 
+/*
+ * A region length from the command line: bytes with a K or M suffix, or a
+ * plain number of MiB.  The cases fault a whole number of MiB plus 64 KiB,
+ * so that the last mTHPs faulted (16K and 64K alike) are still waiting in
+ * the faulting CPU's lru_add batch: a whole number of MiB is a whole number
+ * of batch periods at both sizes, which leaves the batch empty.  0 if ARG
+ * is not a length.
+ */
+size_t case_len(const char *arg);
 /* Pin the calling thread to CPU; 0, or -errno (CPU offline or absent). */
 int try_on_cpu(int cpu);
 /* The same, exiting with status 2 on failure (the case cannot run). */

@@ -4,28 +4,28 @@
  * from two CPUs.  Each prints one "key=value ..." line and exits 0 only if
  * the case passed.
  *
- *   lrucase split-debugfs MIB
+ *   lrucase split-debugfs LEN
  *	mTHPs faulted on CPU 0, half of each unmapped from CPU 1, then split
  *	from CPU 1 through debugfs split_huge_pages; passes if no mapped page
  *	of the range is still part of a large folio.
- *   lrucase split-reclaim CGROUP MIB
+ *   lrucase split-reclaim CGROUP LEN
  *	The same in memory cgroup CGROUP, split by the deferred-split shrinker
  *	through CGROUP/memory.reclaim written from CPU 1; a first reclaim, a
  *	drain of CPU 0's LRU cache (a MADV_DONTNEED on CPU 0), a second
  *	reclaim.  Passes if nothing is left unsplit after the second.
- *   lrucase split-limit CGROUP MIB
+ *   lrucase split-limit CGROUP LEN
  *	The same in CGROUP, split by the deferred-split shrinker from direct
  *	reclaim: memory.max is set 1 MiB above the cgroup's usage and CPU 1
- *	then faults MIB/4 more, so the charge reclaims (no memory.reclaim,
+ *	then faults LEN/4 more, so the charge reclaims (no memory.reclaim,
  *	hence no lru_add_drain_all() of its own; the unmapped halves are all
  *	there is to free without swap).  Passes if the charge did not OOM and
  *	the shrinker split at least one folio.
- *   lrucase pin MIB
+ *   lrucase pin LEN
  *	mTHPs faulted on CPU 0 (ZONE_MOVABLE with movablecore=), then pinned
  *	FOLL_LONGTERM from CPU 1 through debugfs gup_test, which migrates
  *	them out of ZONE_MOVABLE; passes if every page was pinned.
- *   lrucase reclaim-time CGROUP MIB RUNS
- *	Fault MIB in CGROUP, then RUNS times: touch it all again (swapping it
+ *   lrucase reclaim-time CGROUP LEN RUNS
+ *	Fault LEN in CGROUP, then RUNS times: touch it all again (swapping it
  *	back in) and time a memory.reclaim of half of it.  Prints each run
  *	and the median in microseconds.
  *
@@ -202,19 +202,19 @@ static int reclaim_time(const char *cg, size_t len, int runs)
 
 int main(int argc, char **argv)
 {
-	size_t mib = argc > 2 ? strtoul(argv[argc > 3 ? 3 : 2], NULL, 0) : 0;
+	size_t len = argc > 2 ? case_len(argv[argc > 3 ? 3 : 2]) : 0;
 
 	setvbuf(stdout, NULL, _IONBF, 0);
 	if (argc == 3 && !strcmp(argv[1], "split-debugfs"))
-		return split_debugfs(mib << 20);
+		return split_debugfs(len);
 	if (argc == 4 && !strcmp(argv[1], "split-reclaim"))
-		return split_reclaim(argv[2], mib << 20);
+		return split_reclaim(argv[2], len);
 	if (argc == 4 && !strcmp(argv[1], "split-limit"))
-		return split_limit(argv[2], mib << 20);
+		return split_limit(argv[2], len);
 	if (argc == 3 && !strcmp(argv[1], "pin"))
-		return pin(mib << 20);
+		return pin(len);
 	if (argc == 5 && !strcmp(argv[1], "reclaim-time"))
-		return reclaim_time(argv[2], mib << 20, atoi(argv[4]));
+		return reclaim_time(argv[2], len, atoi(argv[4]));
 	fprintf(stderr, "usage: see the comment at the top of lrucase.c\n");
 	return 2;
 }

@@ -7,7 +7,7 @@
  * interface the case needs, anything else if it failed.  FOLIO_KB is the
  * mTHP size the caller enabled in sysfs.
  *
- *   mthpcase madv free|cold|pageout FOLIO_KB MIB
+ *   mthpcase madv free|cold|pageout FOLIO_KB LEN
  *	MADV_FREE, MADV_COLD or MADV_PAGEOUT on the whole first half of the
  *	region (whole folios, not split), then on the first half of every
  *	folio of the second half (partial ranges: those folios are split,
@@ -15,15 +15,15 @@
  *	in CPU 0's cache).  Passes if every madvise() succeeded, some folios
  *	were split, and the data that was not given away reads back right
  *	(everything for cold; the untouched halves for free and pageout).
- *   mthpcase mlock FOLIO_KB MIB
+ *   mthpcase mlock FOLIO_KB LEN
  *	mlock() and munlock() of the whole region, then of the first half of
  *	every folio.  Passes if all succeeded and the kernel counted the
  *	region's pages as mlocked (unevictable_pgs_mlocked).
- *   mthpcase migrate FOLIO_KB MIB
+ *   mthpcase migrate FOLIO_KB LEN
  *	move_pages() of the region to node 1, then mbind(MPOL_BIND node 0,
  *	MPOL_MF_MOVE) back.  Needs two NUMA nodes.  Passes if every page
  *	ended on node 1, then on node 0, with its data.
- *   mthpcase khugepaged FOLIO_KB MIB SECONDS
+ *   mthpcase khugepaged FOLIO_KB LEN SECONDS
  *	MADV_HUGEPAGE on the region, khugepaged woken with a 100 ms scan
  *	period, for at most SECONDS.  Passes if khugepaged collapsed at least
  *	one PMD of it (pages_collapsed) and the data is intact.
@@ -74,6 +74,8 @@ static long bad_pages(const char *p, size_t off, size_t len)
 
 static int madv(const char *mode, size_t folio, size_t len)
 {
+	/* The first half, in whole folios */
+	size_t half = len / 2 / folio * folio;
 	int advice, rc = 0;
 	long before, after, bad;
 	size_t i;
@@ -89,10 +91,10 @@ static int madv(const char *mode, size_t folio, size_t len)
 		return 2;
 	p = fault_on_cpu0(len);
 	before = large_pages(p, len);
-	if (madvise(p, len / 2, advice))
+	if (madvise(p, half, advice))
 		rc = -errno;
 	/* The last folios faulted are the ones CPU 0's cache may hold. */
-	for (i = len / 2; i < len; i += folio)
+	for (i = half; i < len; i += folio)
 		if (madvise(p + i, folio / 2, advice))
 			rc = -errno;
 	after = large_pages(p, len);
@@ -101,7 +103,7 @@ static int madv(const char *mode, size_t folio, size_t len)
 	 * halves they were not given (read back from swap after a pageout).
 	 */
 	bad = 0;
-	for (i = len / 2; i < len; i += folio)
+	for (i = half; i < len; i += folio)
 		bad += bad_pages(p, i + folio / 2, folio / 2);
 	if (advice == MADV_COLD)
 		bad += bad_pages(p, 0, len);
@@ -229,13 +231,13 @@ int main(int argc, char **argv)
 		printf("skipped: one CPU online, the case needs two\n");
 		return CASE_SKIPPED;
 	}
-	/* "madv" takes the advice first; every case then FOLIO_KB MIB. */
+	/* "madv" takes the advice first; every case then FOLIO_KB LEN (case_len()). */
 	argi = !strcmp(argv[1], "madv") ? 3 : 2;
 	if (argc < argi + 2)
 		goto usage;
 	folio = strtoul(argv[argi], NULL, 0) << 10;
-	len = strtoul(argv[argi + 1], NULL, 0) << 20;
-	if (folio < 2 * PAGE || !len || len % PMD_SIZE)
+	len = case_len(argv[argi + 1]);
+	if (folio < 2 * PAGE || !len || len % folio)
 		goto usage;
 	if (strcmp(argv[1], "madv") && strcmp(argv[1], "mlock") &&
 	    strcmp(argv[1], "migrate") && strcmp(argv[1], "khugepaged"))

@@ -12,6 +12,7 @@
 
 #include <ck_md.h>
 #include <ck_spinlock.h>
+#include <urcu/list.h>
 
 #include <lockbatch/cpubatch.h>
 #include "cpubatch/node.h"
@@ -41,6 +42,19 @@
  *       slot lock, holding the drain mutex so flips are one at a time, and
  *       waits only for the old epoch's count; flushes swapped out after
  *       the flip are not chased.
+ *   (G) The last touch. An entry whose node (A) marked busy
+ *       (LBI_SLOT_BUSY) has its mark cleared right before the callbacks
+ *       of its last step, under that step's back-end lock, never after:
+ *       any of those callbacks may free the object or release its
+ *       side-table entry, and the node may then belong to somebody else.
+ *       What the mark said from then until the callbacks return is kept
+ *       in memory the library owns: the flush buffer is on its slot's
+ *       @flushing list (under @tail) from before its first callback to
+ *       (C), and its @pending bit for the entry goes, under @tail, once
+ *       those callbacks have returned. A reader that finds the node
+ *       "not cached" while the home slot has a flush in flight (D) looks
+ *       there (lbi_node_pending()); @tail orders the callbacks' stores
+ *       before what it reads after.
  */
 
 /*
@@ -71,6 +85,8 @@ struct lbi_slot {
 	 * either finished or not started finishing (fork_prepare(), cpubatch/create.c).
 	 */
 	ck_spinlock_t tail;
+	/* (G): flush buffers holding busy entries, under @tail. */
+	struct cds_list_head flushing;
 	struct lb_cpubatch_slot_stats st;	/* under lock; adds derived */
 	uint64_t weight_cancelled;	/* under lock: cancelled entries' */
 	/*
@@ -281,8 +297,9 @@ static inline struct lb_node *lbi_ent_tag(struct lb_node *n, unsigned int op)
  * add's: no reference keeps the object alive, so the caller must be able
  * to see the flush): "in no batch", but not free to be queued again, so
  * the next operation on it waits (cpubatch/op.c) and lb_cpubatch_add()
- * refuses it. Cleared by the flush once the operation is applied, before
- * @put. Above every slot index + 1.
+ * refuses it. Cleared by the flush right before the callbacks of the
+ * entry's last step (G), whose end the slot's @flushing list tells from
+ * then on (lbi_node_busy()). Above every slot index + 1.
  */
 #define LBI_SLOT_BUSY 0xffffu
 /* lbi_flushbuf.ops: the batch's adds are marked busy too (caller refs). */
@@ -296,11 +313,18 @@ struct lbi_flushbuf {
 	unsigned int nr;
 	unsigned int ops;		/* bit per &enum lb_op other than add,
 					 * LBI_OPS_BUSY_ADDS */
+	/*
+	 * (G): bit i set while entry i is busy and the callbacks of its
+	 * last step have not returned; written under the slot's @tail while
+	 * @link is on its @flushing list.
+	 */
+	uint32_t pending;
+	struct cds_list_head link;
 	void *objs[LB_WBATCH_MAX];
 	/*
-	 * Tagged, as the slot's. Only the nodes of entries other than adds
-	 * are touched (their busy mark cleared, before @put): after @put
-	 * the nodes may be gone.
+	 * Tagged, as the slot's. Only the nodes of busy entries are touched,
+	 * their mark cleared before the callbacks of their last step (G):
+	 * from then on the nodes may be gone, and are only compared.
 	 */
 	struct lb_node *nodes[LB_WBATCH_MAX];
 };
@@ -320,6 +344,7 @@ int lbi_drain_slot(struct lb_cpubatch *pc, unsigned int idx,
 		   enum lb_flush_cause cause, uint32_t *home);
 int lbi_context_check(const struct lb_cpubatch *pc);
 void lbi_fork_own_flushes(struct lb_cpubatch *pc);
+void lbi_flushing_reset(struct lb_cpubatch *pc);
 void lbi_drain_lock(struct lb_cpubatch *pc);
 void lbi_drain_unlock(struct lb_cpubatch *pc);
 
@@ -332,6 +357,8 @@ int lbi_lock_node_slot(struct lb_cpubatch *pc, struct lb_node *n);
 void lbi_wait_flushes(struct lb_cpubatch *pc, unsigned int idx);
 void lbi_wait_home(struct lb_cpubatch *pc, uint32_t home);
 bool lbi_home_in_flight(const struct lb_cpubatch *pc, uint32_t home);
+bool lbi_node_pending(struct lb_cpubatch *pc, const struct lb_node *n);
+bool lbi_node_busy(struct lb_cpubatch *pc, const struct lb_node *n);
 void lbi_wait_node_flush(struct lb_cpubatch *pc, struct lb_node *n);
 int lbi_drain_init(struct lb_cpubatch *pc);
 void lbi_drain_fini(struct lb_cpubatch *pc);

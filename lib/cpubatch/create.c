@@ -66,6 +66,7 @@ static void fork_child(void *arg)
 		s->epoch_inflight[0] = s->epoch_inflight[1] = 0;
 		ck_spinlock_unlock(&s->tail);
 	}
+	lbi_flushing_reset(pc);
 	lbi_fork_own_flushes(pc);
 	/*
 	 * A drain_all caller counts itself before it waits for the drain
@@ -133,6 +134,9 @@ int lb_cpubatch_create(struct lb_cpubatch **pcp, const struct lb_cpubatch_conf *
 	if ((conf->flags & LB_CPUBATCH_F_CALLER_REFS) &&
 	    (conf->ops->get || conf->ops->put))
 		return -EINVAL;
+	/* A flush must have somewhere to deliver every object. */
+	if (!conf->backend && !conf->ops->backend_of)
+		return -EINVAL;
 	max_nr = conf->max_nr ? conf->max_nr : LB_WBATCH_MAX;
 	max_weight = conf->max_weight ? conf->max_weight : LB_WBATCH_MAX;
 	if (max_nr > LB_WBATCH_MAX ||
@@ -187,6 +191,7 @@ int lb_cpubatch_create(struct lb_cpubatch **pcp, const struct lb_cpubatch_conf *
 	pc->rseq_wmax = pc->bypass_above < max_weight - 1 ? pc->bypass_above :
 							    max_weight - 1;
 	pc->rseq_lim = lbi_rseq_word(max_nr - 1, max_weight);
+	lbi_flushing_reset(pc);
 	choose_path(pc, conf);
 	*pcp = pc;
 	return 0;

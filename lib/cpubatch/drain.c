@@ -295,6 +295,63 @@ bool lbi_home_in_flight(const struct lb_cpubatch *pc, uint32_t home)
 	return false;
 }
 
+/* (G): a busy entry of @n on a flush buffer of slot @s whose callbacks run. */
+static bool slot_pending(struct lbi_slot *s, const struct lb_node *n)
+{
+	const struct lbi_flushbuf *buf;
+	bool found = false;
+	uint32_t m;
+
+	lbi_spin_lock(&s->tail);
+	cds_list_for_each_entry(buf, &s->flushing, link) {
+		for (m = buf->pending; m && !found; m &= m - 1)
+			found = lbi_ent_node(buf->nodes[__builtin_ctz(m)]) == n;
+		if (found)
+			break;
+	}
+	lbi_spin_unlock(&s->tail);
+	return found;
+}
+
+/*
+ * After @n read "not cached": whether a flush has its busy mark cleared
+ * and the callbacks of that entry's last step not yet returned (G). Looks
+ * only where a flush is in flight: the home slot, or every slot once the
+ * object moved. False comes with acquire ordering against those
+ * callbacks: (E) on the in-flight count, or the @tail lock.
+ */
+bool lbi_node_pending(struct lb_cpubatch *pc, const struct lb_node *n)
+{
+	uint32_t home;
+	unsigned int i = 0, end = pc->slots.nr;
+
+	ck_pr_fence_load();	/* (D) */
+	home = lbi_node_home(n);
+	if (!lbi_home_in_flight(pc, home))
+		return false;
+	if (!(home & LBI_HOME_MOVED)) {
+		i = LBI_HOME_SLOT(home) - 1;
+		end = i + 1;
+	}
+	for (; i < end; i++)
+		if (slot_pending(lbi_cb_slot(pc, i), n))
+			return true;
+	return false;
+}
+
+/*
+ * Whether a flush is applying an operation to @n (busy mark, or pending
+ * (G)), or an add of it is under way, for a caller that found it in no
+ * batch. False: every flush that held an operation of it is done, with
+ * acquire ordering (lbi_node_pending()).
+ */
+bool lbi_node_busy(struct lb_cpubatch *pc, const struct lb_node *n)
+{
+	if (lbi_node_slot(n))
+		return true;
+	return lbi_node_pending(pc, n);
+}
+
 /*
  * Wait for the flushes that may hold the object whose node read @home:
  * those of its home slot, or of every slot once it moved. One load per

@@ -33,7 +33,7 @@ struct lbi_deferred {
 
 struct lbi_thread {
 	const struct lb_cpubatch *frames[LB_CPUBATCH_NEST_MAX];
-	const struct lbi_flushbuf *bufs[LB_CPUBATCH_NEST_MAX];	/* frames' */
+	struct lbi_flushbuf *bufs[LB_CPUBATCH_NEST_MAX];	/* frames' */
 	unsigned int depth;
 	unsigned int locked;
 	/* Instances whose drain mutex this thread holds (one per depth). */
@@ -60,6 +60,7 @@ static void swap_out(struct lb_cpubatch *pc, unsigned int idx,
 	buf->slot = idx;
 	buf->nr = nr;
 	buf->ops = 0;
+	buf->pending = 0;
 	memcpy(buf->objs, s->objs, nr * sizeof(buf->objs[0]));
 	if (lbi_likely(!s->has_ops && !pc->caller_refs)) {
 		/* Adds only, counted: the nodes go as before. */
@@ -75,14 +76,16 @@ static void swap_out(struct lb_cpubatch *pc, unsigned int idx,
 			unsigned int op = lbi_ent_op(s->nodes[i]);
 			bool busy = op != LB_OP_ADD || pc->caller_refs;
 
-			/* Busy until applied (LBI_SLOT_BUSY). */
+			/* Busy until its last step (LBI_SLOT_BUSY, (G)). */
 			lbi_assert_debug(lbi_node_slot(lbi_ent_node(
 					 s->nodes[i])) == idx + 1);
 			lbi_node_set_slot(lbi_ent_node(s->nodes[i]),
 					  busy ? LBI_SLOT_BUSY : 0);
-			if (busy)
+			if (busy) {
 				buf->ops |= op == LB_OP_ADD ?
 					LBI_OPS_BUSY_ADDS : 1u << (op - 1);
+				buf->pending |= 1u << i;
+			}
 			s->st.ops_flushed[op]++;
 		}
 		s->has_ops = false;
@@ -131,32 +134,37 @@ static bool move_is_local(const struct lb_cpubatch *pc, void *obj, void *src)
 }
 
 /*
- * The back-end entry @i works on in phase @ph, or NULL if it has nothing
- * to do there: phase 1 (leave) unlinks deletions and moves (or moves a
- * local move whole) and rotates rotations in their own back-end; phase 2
- * (enter) commits adds to theirs and links the other moves into their
- * target. @local: bit i set by phase 1 for a local move.
+ * Whether entry @i has work in phase @ph, and in @be the back-end it works
+ * on there (any value backend_of() or target_of() returns, NULL included,
+ * is passed on to the hooks, as for a batch of adds): phase 1 (leave)
+ * unlinks deletions and moves (or moves a local move whole) and rotates
+ * rotations in their own back-end; phase 2 (enter) commits adds to theirs
+ * and links the other moves into their target. @local: bit i set by
+ * phase 1 for a local move.
  */
-static void *phase_backend(const struct lb_cpubatch *pc,
-			   const struct lbi_flushbuf *buf, unsigned int i,
-			   enum lbi_phase ph, uint32_t *local)
+static bool phase_backend(const struct lb_cpubatch *pc,
+			  const struct lbi_flushbuf *buf, unsigned int i,
+			  enum lbi_phase ph, uint32_t *local, void **be)
 {
 	unsigned int op = lbi_ent_op(buf->nodes[i]);
-	void *obj = buf->objs[i], *be;
+	void *obj = buf->objs[i];
 
 	if (ph == LBI_LEAVE) {
 		if (op == LB_OP_ADD)
-			return NULL;
-		be = backend_of(pc, obj);
-		if (op == LB_OP_MOVE && move_is_local(pc, obj, be))
+			return false;
+		*be = backend_of(pc, obj);
+		if (op == LB_OP_MOVE && move_is_local(pc, obj, *be))
 			*local |= 1u << i;
-		return be;
+		return true;
 	}
-	if (op == LB_OP_ADD)
-		return backend_of(pc, obj);
+	if (op == LB_OP_ADD) {
+		*be = backend_of(pc, obj);
+		return true;
+	}
 	if (op != LB_OP_MOVE || (*local & (1u << i)))
-		return NULL;
-	return pc->ops.target_of(obj);
+		return false;
+	*be = pc->ops.target_of(obj);
+	return true;
 }
 
 /* The step entry @i asks in phase @ph (adds: -1, for @commit). */
@@ -173,6 +181,56 @@ static int phase_step(const struct lbi_flushbuf *buf, unsigned int i,
 		return LB_STEP_MOVE;
 	return ph == LBI_LEAVE || op == LB_OP_DEL ? LB_STEP_UNLINK :
 						    LB_STEP_LINK;
+}
+
+/*
+ * The entries of @idx[0..@k) (a run of phase @ph) whose last step this
+ * phase holds, as a mask of entry bits: all but a move that still has its
+ * link to make in phase 2.
+ */
+static uint32_t phase_last(const struct lbi_flushbuf *buf,
+			   const unsigned char *idx, unsigned int k,
+			   enum lbi_phase ph, uint32_t local)
+{
+	uint32_t last = 0;
+	unsigned int i;
+
+	for (i = 0; i < k; i++)
+		if (ph == LBI_ENTER ||
+		    lbi_ent_op(buf->nodes[idx[i]]) != LB_OP_MOVE ||
+		    (local & (1u << idx[i])))
+			last |= 1u << idx[i];
+	return last;
+}
+
+/*
+ * (G), before the first callback of the run: the busy marks of the
+ * entries in @last go. No ordering is asked of these stores: a reader
+ * that sees one cleared finds the entry on its slot's @flushing list
+ * until the callbacks return (lbi_node_pending()).
+ */
+static void last_touch(const struct lbi_flushbuf *buf, uint32_t last)
+{
+	uint32_t m;
+
+	for (m = last & buf->pending; m; m &= m - 1) {
+		struct lb_node *n = lbi_ent_node(buf->nodes[__builtin_ctz(m)]);
+
+		/* Busy since swap-out, in no batch from now on. */
+		lbi_assert_debug(lbi_node_slot(n) == LBI_SLOT_BUSY);
+		lbi_node_set_slot(n, 0);
+	}
+}
+
+/* (G), after the callbacks of the run: the entries in @last are done. */
+static void last_done(struct lbi_slot *s, struct lbi_flushbuf *buf,
+		      uint32_t last)
+{
+	if (!(buf->pending & last))
+		return;
+	lbi_spin_lock(&s->tail);
+	buf->pending &= ~last;
+	lbi_spin_unlock(&s->tail);
 }
 
 /*
@@ -202,69 +260,54 @@ static void apply_run(struct lb_cpubatch *pc, void *be,
 	}
 }
 
-/*
- * The entries of @idx[0..@k) whose operation is done after phase @ph: a
- * move once linked, a deletion or rotation once applied, an add once
- * @after has seen it. Their busy mark goes (release: the step's stores
- * come first); in the counted mode adds carry none.
- */
-static void phase_done(struct lb_cpubatch *pc, void *be,
-		       const struct lbi_flushbuf *buf, const unsigned char *idx,
-		       unsigned int k, enum lbi_phase ph, uint32_t local)
+/* After the run's unlock: @after for the objects the run added. */
+static void after_run(struct lb_cpubatch *pc, void *be,
+		      const struct lbi_flushbuf *buf, const unsigned char *idx,
+		      unsigned int k)
 {
 	void *added[LB_WBATCH_MAX];
 	unsigned int i, nadd = 0;
 
+	if (!pc->ops.after)
+		return;
 	for (i = 0; i < k; i++)
 		if (lbi_ent_op(buf->nodes[idx[i]]) == LB_OP_ADD)
 			added[nadd++] = buf->objs[idx[i]];
-	if (nadd && pc->ops.after)
+	if (nadd)
 		pc->ops.after(be, added, nadd);
-	for (i = 0; i < k; i++) {
-		struct lb_node *n = lbi_ent_node(buf->nodes[idx[i]]);
-		unsigned int op = lbi_ent_op(buf->nodes[idx[i]]);
-
-		if ((ph == LBI_LEAVE && op == LB_OP_MOVE &&
-		     !(local & (1u << idx[i]))) ||
-		    (op == LB_OP_ADD && !pc->caller_refs))
-			continue;
-		/* Applied: busy since swap-out, in no batch from now on. */
-		lbi_assert_debug(lbi_node_slot(n) == LBI_SLOT_BUSY);
-		lbi_tsan_release(&n->slot);
-		ck_pr_fence_release();
-		lbi_node_set_slot(n, 0);
-	}
 }
 
 /*
- * A batch holding operations other than adds: phase 1 (leave) for every
- * entry, then phase 2 (enter), each in queue order and in runs of
- * consecutive entries (of those the phase works on) that share a
- * back-end, one lock hold per run. Returns the lock holds.
+ * A batch holding operations other than adds, or busy adds: phase 1
+ * (leave) for every entry, then phase 2 (enter), each in queue order and
+ * in runs of consecutive entries (of those the phase works on) that share
+ * a back-end, one lock hold per run. Returns the lock holds.
  */
 static unsigned int commit_ops(struct lb_cpubatch *pc, struct lbi_flushbuf *buf)
 {
+	struct lbi_slot *s = lbi_cb_slot(pc, buf->slot);
 	unsigned char idx[LB_WBATCH_MAX];
 	void *bes[LB_WBATCH_MAX];
 	unsigned int i, k, runs = 0, nr;
-	uint32_t local = 0;
+	uint32_t local = 0, last;
 	enum lbi_phase ph;
 
 	_Static_assert(LB_WBATCH_MAX <= 32, "a bit per entry in local");
 	for (ph = LBI_LEAVE; ph <= LBI_ENTER; ph++) {
 		/* backend_of() and target_of() once per entry and phase. */
-		for (i = 0, nr = 0; i < buf->nr; i++) {
-			bes[nr] = phase_backend(pc, buf, i, ph, &local);
-			if (bes[nr])
+		for (i = 0, nr = 0; i < buf->nr; i++)
+			if (phase_backend(pc, buf, i, ph, &local, &bes[nr]))
 				idx[nr++] = (unsigned char)i;
-		}
 		for (i = 0; i < nr; i = k) {
 			for (k = i + 1; k < nr && bes[k] == bes[i]; k++)
 				;
+			last = phase_last(buf, idx + i, k - i, ph, local);
 			backend_lock(pc, bes[i]);
+			last_touch(buf, last);
 			apply_run(pc, bes[i], buf, idx + i, k - i, ph, local);
 			backend_unlock(pc, bes[i]);
-			phase_done(pc, bes[i], buf, idx + i, k - i, ph, local);
+			after_run(pc, bes[i], buf, idx + i, k - i);
+			last_done(s, buf, last);
 			runs++;
 		}
 	}
@@ -280,6 +323,10 @@ static void commit_runs(struct lb_cpubatch *pc, struct lbi_flushbuf *buf)
 	cur.bufs[cur.depth] = buf;
 	cur.frames[cur.depth++] = pc;
 	if (lbi_unlikely(buf->ops)) {
+		/* (G): on the list before the first callback. */
+		lbi_spin_lock(&s->tail);
+		cds_list_add(&buf->link, &s->flushing);
+		lbi_spin_unlock(&s->tail);
 		runs = commit_ops(pc, buf);
 		goto put;
 	}
@@ -304,7 +351,9 @@ put:
 	if (pc->ops.put)
 		for (i = 0; i < buf->nr; i++)
 			pc->ops.put(buf->objs[i]);
-	ck_spinlock_lock(&s->tail);	/* one step for fork() */
+	lbi_spin_lock(&s->tail);	/* one step for fork() */
+	if (buf->ops)
+		cds_list_del(&buf->link);
 	ck_pr_add_64(&s->backend_locks, runs);
 	ck_pr_add_64(&s->objs_committed, buf->nr);
 	ck_pr_inc_64(&s->flushes_committed);
@@ -317,7 +366,7 @@ put:
 			 ck_pr_load_32(&s->epoch_inflight[buf->epoch]) > 0);
 	ck_pr_dec_32(&s->epoch_inflight[buf->epoch]);
 	ck_pr_dec_32(&s->inflight);
-	ck_spinlock_unlock(&s->tail);
+	lbi_spin_unlock(&s->tail);
 	cur.depth--;
 }
 
@@ -347,10 +396,13 @@ int lbi_context_check(const struct lb_cpubatch *pc)
 	return cur.depth < LB_CPUBATCH_NEST_MAX ? 0 : -ELOOP;
 }
 
-static void count_again(struct lb_cpubatch *pc, const struct lbi_flushbuf *buf)
+static void count_again(struct lb_cpubatch *pc, struct lbi_flushbuf *buf,
+			bool listed)
 {
 	struct lbi_slot *s = lbi_cb_slot(pc, buf->slot);
 
+	if (listed && buf->ops)
+		cds_list_add(&buf->link, &s->flushing);
 	s->inflight++;
 	s->epoch_inflight[buf->epoch]++;
 	s->st.flushes_abandoned--;
@@ -363,7 +415,9 @@ static void count_again(struct lb_cpubatch *pc, const struct lbi_flushbuf *buf)
  * in cpubatch/create.c), but a flush of @pc that this thread runs or owes (it
  * forked from a callback) goes on in the child, and its (C) will drop
  * them: count it in flight again, and not abandoned, so that the child's
- * drains wait for it, the counts never wrap, and it ends up committed.
+ * drains wait for it, the counts never wrap, and it ends up committed. One
+ * it is committing goes back on its slot's @flushing list (G), which
+ * lbi_flushing_reset() emptied of the other threads' buffers.
  */
 void lbi_fork_own_flushes(struct lb_cpubatch *pc)
 {
@@ -371,10 +425,22 @@ void lbi_fork_own_flushes(struct lb_cpubatch *pc)
 
 	for (i = 0; i < cur.depth; i++)
 		if (cur.frames[i] == pc)
-			count_again(pc, cur.bufs[i]);
+			count_again(pc, cur.bufs[i], true);
 	for (i = 0; i < cur.nr_deferred; i++)
 		if (cur.deferred[i].pc == pc)
-			count_again(pc, &cur.deferred[i].buf);
+			count_again(pc, &cur.deferred[i].buf, false);
+}
+
+/*
+ * Every slot's @flushing list empty: at creation, and in a fork() child,
+ * where the buffers other threads had on it are gone with their stacks.
+ */
+void lbi_flushing_reset(struct lb_cpubatch *pc)
+{
+	unsigned int i;
+
+	for (i = 0; i < pc->slots.nr; i++)
+		CDS_INIT_LIST_HEAD(&lbi_cb_slot(pc, i)->flushing);
 }
 
 /* The drain mutex, remembered per thread for lbi_context_check(). */

@@ -9,7 +9,10 @@
  * @slot and @owner are 16 bits each, 8 bytes in all. A slot index + 1 is
  * at most %LB_CPU_SLOTS_MAX and an owner id is below 2^16 (lbi_cb_id_get()).
  * Each field is written and read as one single-copy-atomic access of its
- * own width; nothing relies on two fields changing together.
+ * own width; nothing relies on two fields changing together. Each also
+ * tells AddressSanitizer of its access (lbi_asan_load(), lbi_asan_store():
+ * ck's inline assembly is invisible to it), so that an ASan build of the
+ * library reports a touch of a node its caller already freed.
  */
 #ifndef LOCKBATCH_CPUBATCH_NODE_H
 #define LOCKBATCH_CPUBATCH_NODE_H
@@ -20,6 +23,7 @@
 #include <ck_pr.h>
 
 #include <lockbatch/cpubatch.h>
+#include "core/asan.h"
 
 _Static_assert(LB_CPU_SLOTS_MAX <= UINT16_MAX, "a slot index + 1 fits @slot");
 _Static_assert(sizeof(struct lb_node) <= 8, "struct lb_node fits in 8 bytes");
@@ -30,28 +34,33 @@ _Static_assert(sizeof(struct lb_node) <= 8, "struct lb_node fits in 8 bytes");
 /* The slot index + 1 whose batch holds the node, 0 if none (a hint). */
 static inline uint32_t lbi_node_slot(const struct lb_node *n)
 {
+	lbi_asan_load(&n->slot);
 	return ck_pr_load_16(&n->slot);
 }
 
 /* Plain store of @slot: rseq marks (before a section) and swap-out (0). */
 static inline void lbi_node_set_slot(struct lb_node *n, uint32_t slot)
 {
+	lbi_asan_store(&n->slot);
 	ck_pr_store_16(&n->slot, (uint16_t)slot);
 }
 
 /* Claim an uncached node for slot index + 1 @slot (a full barrier). */
 static inline bool lbi_node_claim(struct lb_node *n, uint32_t slot)
 {
+	lbi_asan_store(&n->slot);
 	return ck_pr_cas_16(&n->slot, 0, (uint16_t)slot);
 }
 
 static inline uint32_t lbi_node_home(const struct lb_node *n)
 {
+	lbi_asan_load(&n->home);
 	return ck_pr_load_32(&n->home);
 }
 
 static inline void lbi_node_set_home(struct lb_node *n, uint32_t home)
 {
+	lbi_asan_store(&n->home);
 	ck_pr_store_32(&n->home, home);
 }
 
@@ -59,17 +68,20 @@ static inline void lbi_node_set_home(struct lb_node *n, uint32_t home)
 static inline bool lbi_node_cas_home(struct lb_node *n, uint32_t old,
 				     uint32_t new_home)
 {
+	lbi_asan_store(&n->home);
 	return ck_pr_cas_32(&n->home, old, new_home);
 }
 
 /* 16 bits wide, as &lb_cpubatch.id: compared without a zero extension. */
 static inline uint16_t lbi_node_owner(const struct lb_node *n)
 {
+	lbi_asan_load(&n->owner);
 	return ck_pr_load_16(&n->owner);
 }
 
 static inline void lbi_node_set_owner(struct lb_node *n, uint16_t id)
 {
+	lbi_asan_store(&n->owner);
 	ck_pr_store_16(&n->owner, id);
 }
 

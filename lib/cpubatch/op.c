@@ -160,11 +160,14 @@ static int op_wait_prior(struct lb_cpubatch *pc, struct lb_node *n,
 			 unsigned int op)
 {
 	if (lbi_node_slot(n) != LBI_SLOT_BUSY) {
-		if (op == LB_OP_ADD)
-			return 0;
-		ck_pr_fence_load();	/* (D) */
-		if (!lbi_home_in_flight(pc, lbi_node_home(n)))
-			return 0;
+		if (op == LB_OP_ADD) {
+			if (!lbi_node_pending(pc, n))
+				return 0;
+		} else {
+			ck_pr_fence_load();	/* (D) */
+			if (!lbi_home_in_flight(pc, lbi_node_home(n)))
+				return 0;
+		}
 	}
 	if (lbi_context_check(pc))
 		return -EDEADLK;
@@ -242,7 +245,7 @@ int lb_cpubatch_unqueue(struct lb_cpubatch *pc, struct lb_node *n,
 	if (rc < 0)
 		return rc;
 	if (rc == 0)
-		return lbi_node_slot(n) == LBI_SLOT_BUSY ? -EBUSY : 0;
+		return lbi_node_busy(pc, n) ? -EBUSY : 0;
 	idx = (unsigned int)rc - 1;
 	s = lbi_cb_slot(pc, idx);
 	k = find_entry(s, n);

@@ -94,7 +94,7 @@ static int settle(struct lb_cpubatch *pc, const struct lbi_count *c,
 		if (rc > 0)
 			return settle_cached(pc, c, obj, (unsigned int)rc - 1,
 					     expected);
-		if (lbi_node_slot(n) == LBI_SLOT_BUSY) {
+		if (lbi_node_busy(pc, n)) {
 			/*
 			 * A flush is applying an operation to the object: what
 			 * the count means is known once it is done.

@@ -43,8 +43,10 @@ static const struct lb_backend_ops cb_ops = {
 
 static int cpubatch_make(void **out, unsigned int slots)
 {
+	static int backend;
 	struct lb_cpubatch_conf c = { .nr_slots = slots,
-		.mode = LB_CPUBATCH_WEIGHTED, .ops = &cb_ops };
+		.mode = LB_CPUBATCH_WEIGHTED, .ops = &cb_ops,
+		.backend = &backend };
 
 	return lb_cpubatch_create((struct lb_cpubatch **)out, &c);
 }

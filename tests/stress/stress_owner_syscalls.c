@@ -228,9 +228,11 @@ static void *owner_main(void *arg)
 
 static int run_path(int force_lock, int nr_cpus)
 {
+	static int backend;
 	struct lb_cpubatch_conf cc = {
 		.mode = LB_CPUBATCH_WEIGHTED,
 		.ops = &cb_ops,
+		.backend = &backend,
 	};
 	struct lb_pcp_conf c;
 	struct lb_pcp_stats st, st2;

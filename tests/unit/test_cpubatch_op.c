@@ -312,14 +312,20 @@ Test(op, unqueue_removes_and_tells_the_operation)
 }
 
 /* From inside the flush that is applying O[0]'s deletion. */
-static int busy_unqueue, busy_add;
+static int busy_unqueue, busy_queue;
 
+/*
+ * From inside the flush, during each step: in the last step of an
+ * operation the node's busy mark has gone (the callback may free the
+ * object) and what it said is the flush's own record, so unqueue answers
+ * busy and a queued add would have to wait for this very flush.
+ */
 static void busy_hook(struct opb_obj *o, enum lb_op_step step)
 {
-	if (o != &O[0] || step != LB_STEP_UNLINK)
+	if (o != &O[0])
 		return;
 	busy_unqueue = lb_cpubatch_unqueue(pc, &o->node, 1, NULL);
-	busy_add = lb_cpubatch_add(pc, o, &o->node, 1);
+	busy_queue = lb_cpubatch_queue(pc, o, &o->node, LB_OP_ADD, 1);
 }
 
 Test(op, a_flush_in_progress_marks_the_object_busy)
@@ -330,9 +336,46 @@ Test(op, a_flush_in_progress_marks_the_object_busy)
 	cr_assert(eq(int, lb_cpubatch_drain_all(pc), 1));
 	opb_hook = NULL;
 	cr_assert(eq(int, busy_unqueue, -EBUSY));
-	cr_assert(eq(int, busy_add, -EEXIST));
-	cr_assert(eq(u32, O[0].node.slot, 0), "the mark goes once applied");
+	cr_assert(eq(int, busy_queue, -EDEADLK));
+	cr_assert(eq(u32, O[0].node.slot, 0), "the mark goes before the last step");
 	cr_assert(eq(int, q(0, LB_OP_ADD), LB_OP_QUEUED));
+	check_identities();
+}
+
+Test(op, a_move_is_busy_until_its_link_returns)
+{
+	add_committed(1);
+	cr_assert(eq(int, q(0, LB_OP_MOVE), LB_OP_QUEUED));
+	opb_hook = busy_hook;
+	cr_assert(eq(int, lb_cpubatch_drain_all(pc), 1));
+	opb_hook = NULL;
+	/* Last seen from the link, the move's last step. */
+	cr_assert(eq(int, busy_unqueue, -EBUSY));
+	cr_assert(eq(int, busy_queue, -EDEADLK));
+	cr_assert(eq(u32, O[0].cur, 1));
+	cr_assert(eq(u32, O[0].node.slot, 0));
+	cr_assert(eq(int, lb_cpubatch_unqueue(pc, &O[0].node, 1, NULL), 0));
+	check_identities();
+}
+
+/* The unlink half of a move: the busy mark still stands. */
+static int unlink_add;
+
+static void unlink_hook(struct opb_obj *o, enum lb_op_step step)
+{
+	if (o == &O[0] && step == LB_STEP_UNLINK)
+		unlink_add = lb_cpubatch_add(pc, o, &o->node, 1);
+}
+
+Test(op, a_move_keeps_its_mark_between_its_steps)
+{
+	add_committed(1);
+	cr_assert(eq(int, q(0, LB_OP_MOVE), LB_OP_QUEUED));
+	opb_hook = unlink_hook;
+	cr_assert(eq(int, lb_cpubatch_drain_all(pc), 1));
+	opb_hook = NULL;
+	cr_assert(eq(int, unlink_add, -EEXIST));
+	cr_assert(eq(u32, O[0].cur, 1));
 	check_identities();
 }
 
@@ -420,7 +463,7 @@ Test(caller, an_add_being_committed_is_busy)
 	opb_hook = NULL;
 	/* No reference keeps it: the caller must see the flush. */
 	cr_assert(eq(int, add_busy_unqueue, -EBUSY));
-	cr_assert(eq(u32, O[0].node.slot, 0), "the mark goes after the commit");
+	cr_assert(eq(u32, O[0].node.slot, 0), "the mark goes before the commit");
 	cr_assert(eq(int, lb_cpubatch_unqueue(pc, &O[0].node, 1, NULL), 0));
 	check_identities();
 }
