@@ -77,7 +77,7 @@ static int cpu_zero(void *arg)
 static struct lb_cpubatch *make(int injected)
 {
 	struct lb_cpubatch_conf conf = {
-		.mode = LB_CPUBATCH_WEIGHTED,
+		.mode = LB_CPUBATCH_WEIGHTED, .backend = &lock,
 		.ops = &ops,
 		.cpu_fn = injected ? cpu_zero : NULL,
 	};
@@ -227,7 +227,7 @@ static int cmp_double(const void *a, const void *b)
 static void print_floor(struct item *it, unsigned long adds, int json)
 {
 	struct lb_cpubatch_conf conf = {
-		.mode = LB_CPUBATCH_WEIGHTED, .ops = &ops,
+		.mode = LB_CPUBATCH_WEIGHTED, .ops = &ops, .backend = &lock,
 	};
 	struct floor_item *fi = calloc(ALL_OBJS, sizeof(*fi));
 	unsigned long rounds = adds / ALL_OBJS / FLOOR_CHUNKS;
@@ -331,7 +331,7 @@ static double timed_noflush(struct lb_cpubatch *pc, struct item *it,
 static void print_paths(struct item *it, unsigned long adds, int json)
 {
 	struct lb_cpubatch_conf conf = {
-		.mode = LB_CPUBATCH_WEIGHTED, .ops = &ops,
+		.mode = LB_CPUBATCH_WEIGHTED, .ops = &ops, .backend = &lock,
 	};
 	struct lb_cpubatch *rs, *lk;
 	struct lb_cpubatch_stats st;
