@@ -79,6 +79,7 @@ static struct lb_cpubatch *make(int injected)
 	struct lb_cpubatch_conf conf = {
 		.mode = LB_CPUBATCH_WEIGHTED,
 		.ops = &ops,
+		.backend = &lock,
 		.cpu_fn = injected ? cpu_zero : NULL,
 	};
 	struct lb_cpubatch *pc;
@@ -227,7 +228,7 @@ static int cmp_double(const void *a, const void *b)
 static void print_floor(struct item *it, unsigned long adds, int json)
 {
 	struct lb_cpubatch_conf conf = {
-		.mode = LB_CPUBATCH_WEIGHTED, .ops = &ops,
+		.mode = LB_CPUBATCH_WEIGHTED, .ops = &ops, .backend = &lock,
 	};
 	struct floor_item *fi = calloc(ALL_OBJS, sizeof(*fi));
 	unsigned long rounds = adds / ALL_OBJS / FLOOR_CHUNKS;
