@@ -422,7 +422,7 @@ Test(mc_loadgen_run, deletes_counted_and_values_checked, .init = fake_start)
 	cr_assert(gt(u64, r.hits, 0));
 	cr_assert(lt(dbl, (double)r.hits, 0.45 * lookups),
 		  "%llu hits of %.0f", (unsigned long long)r.hits, lookups);
-	/* Both lengths ends and the ones between were stored. */
+	/* The prefill set every key (the fake checked each value's form). */
 	for (i = 0; i < 64; i++)
 		stored += fake.set_once[i];
 	cr_assert(eq(u32, stored, 64));
