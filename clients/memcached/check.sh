@@ -76,8 +76,10 @@ san_run() {
 	( mc_san_env "$v" "$dir/san"
 	  exec "$MC_HERE/run-tests.sh" $v "$dir" $MC_SAN_TESTS ) \
 		> "$res/$v.times"
-	set -- "$dir"/san.*
-	[ -e "$1" ] || set --
+	# The sanitizer's files, and the t/ logs (the servers' stderr:
+	# UBSan's reports, see mc_san_env).
+	set -- "$dir"/san.* "$dir"/*.log
+	[ -e "$1" ] || shift
 	all=$(mc_san_count "$kind" all "$@")
 	ours=$(mc_san_count "$kind" ours "$@")
 	for t in $MC_SAN_TESTS; do

@@ -18,11 +18,14 @@ mc_die() { printf 'memcached: error: %s\n' "$*" >&2; exit 1; }
 # Sanitizer runs. mc_san_env VARIANT PREFIX exports the runtime options of
 # an asan or tsan build (reports to PREFIX.PID; memcached's exit-time leaks
 # and TSan's exit code left out: reports are judged from the files).
+# UBSan in GCC's combined ASan+UBSan runtime ignores log_path and writes to
+# stderr: its reports are in the server's stderr (the t/ logs, the stress
+# run's server.log), which the verdicts read too.
 mc_san_env() {
 	case $1 in
 	asan)
 		export ASAN_OPTIONS="detect_leaks=0:log_path=$2"
-		export UBSAN_OPTIONS="print_stacktrace=1:log_path=$2" ;;
+		export UBSAN_OPTIONS="print_stacktrace=1:log_path=$2:suppressions=$MC_HERE/ubsan.supp" ;;
 	tsan)
 		export TSAN_OPTIONS="exitcode=0:halt_on_error=0:suppressions=$MC_HERE/tsan.supp:log_path=$2" ;;
 	esac
