@@ -5,11 +5,14 @@
 # it stock and patched (same source, same flags), run its own t/ suite on
 # both and require that every file that passes stock passes patched; then
 # run the LRU files on the patched server under ASan+UBSan and under TSan
-# and require them clean where lockbatch or the port is involved.
+# and require them clean where lockbatch or the port is involved; then the
+# stress run (stress.sh) on the patched server and both sanitizer builds.
 #
 # Environment: MC_TESTS (t/ files to run, default: all of t/),
 # MC_SAN_TESTS (files for the sanitizer runs), MC_TEST_JOBS, MC_NO_SAN=1
-# (skip the sanitizer runs), MC_ADD_DEB_SRC=1 (let fetch.sh add deb-src).
+# (skip the sanitizer builds and runs: the stress runs on patched alone),
+# MC_STRESS_SECONDS (20, per variant), MC_ADD_DEB_SRC=1 (let fetch.sh add
+# deb-src).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 export top_builddir top_srcdir MC_BUILD
@@ -62,23 +65,23 @@ for n in $regressions; do
 done
 
 # Sanitizer runs: a report is the port's when a frame of it names
-# lockbatch (lb_) or the port's own functions (lbmc_); memcached's own
-# reports are counted and printed, not required clean.
+# lockbatch or the port's own functions (mc_san_reports in common.sh);
+# memcached's own reports are counted and printed, not required clean.
 san_fail=0
 san_run() {
-	local v=$1 kind=$2 dir=$res/$1 r ours all
+	local v=$1 kind dir=$res/$1 ours all t n
+	kind=$(mc_san_kind "$v")
 	mkdir -p "$dir"
 	mc_log "$v: running $MC_SAN_TESTS"
-	"$MC_HERE/run-tests.sh" $v "$dir" $MC_SAN_TESTS > "$res/$v.times"
-	all=$(cat "$dir"/san.* 2>/dev/null | grep -E -c "$kind" || true)
-	ours=0
-	for r in "$dir"/san.*; do
-		[ -f "$r" ] || continue
-		# One report per blank-line-separated block.
-		ours=$((ours + $(awk -v k="$kind" 'BEGIN { RS = "" }
-			$0 ~ k && /(lb_|lbi_|lbmc_|liblockbatch)/ { n++ }
-			END { print n + 0 }' "$r")))
-	done
+	( mc_san_env "$v" "$dir/san"
+	  exec "$MC_HERE/run-tests.sh" $v "$dir" $MC_SAN_TESTS ) \
+		> "$res/$v.times"
+	# The sanitizer's files, and the t/ logs (the servers' stderr:
+	# UBSan's reports, see mc_san_env).
+	set -- "$dir"/san.* "$dir"/*.log
+	[ -e "$1" ] || shift
+	all=$(mc_san_count "$kind" all "$@")
+	ours=$(mc_san_count "$kind" ours "$@")
 	for t in $MC_SAN_TESTS; do
 		n=$(basename "$t" .t)
 		if [ "$(cat "$res/patched/$n.result" 2>/dev/null)" = pass ] &&
@@ -91,19 +94,25 @@ san_run() {
 	mc_log "$v: $all reports ($kind), $ours involving lockbatch or the port"
 	if [ "$ours" -gt 0 ]; then
 		san_fail=1
-		awk -v k="$kind" 'BEGIN { RS = ""; ORS = "\n\n" }
-			$0 ~ k && /(lb_|lbi_|lbmc_|liblockbatch)/' "$dir"/san.* |
-			head -n 200
+		mc_san_reports "$kind" ours "$@" | head -n 200
 	fi
 }
-if [ "${MC_NO_SAN:-}" != 1 ]; then
-	ASAN_OPTIONS="detect_leaks=0:log_path=$res/asan/san" \
-	UBSAN_OPTIONS="print_stacktrace=1:log_path=$res/asan/san" \
-		san_run asan "runtime error|AddressSanitizer"
-	TSAN_OPTIONS="exitcode=0:halt_on_error=0:suppressions=$MC_HERE/tsan.supp:log_path=$res/tsan/san" \
-		san_run tsan "WARNING: ThreadSanitizer"
-fi
 
-mc_log "t/ on stock and patched, then sanitizers: $(( $(date +%s) - start )) s"
+# The stress run (stress.sh): reused items under concurrent SET, DELETE
+# and GET, on the patched server and on each sanitizer build.
+stress_fail=0
+stress_variants=patched
+[ "${MC_NO_SAN:-}" = 1 ] || stress_variants="$stress_variants asan tsan"
+
+if [ "${MC_NO_SAN:-}" != 1 ]; then
+	san_run asan
+	san_run tsan
+fi
+for v in $stress_variants; do
+	"$MC_HERE/stress.sh" $v "$res/stress-$v" || stress_fail=1
+done
+
+mc_log "t/ on stock and patched, sanitizers, stress: $(( $(date +%s) - start )) s"
 echo "check-memcached: $passes passed, $fails failed"
-[ $fails -eq 0 ] && [ $san_fail -eq 0 ]
+[ $stress_fail -eq 0 ] || echo "check-memcached: the stress run failed"
+[ $fails -eq 0 ] && [ $san_fail -eq 0 ] && [ $stress_fail -eq 0 ]

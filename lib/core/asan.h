@@ -23,10 +23,22 @@
 #endif
 
 #ifdef LB_ASAN
-void __asan_loadN(void *addr, size_t size);
-void __asan_storeN(void *addr, size_t size);
-#define lbi_asan_load(p) __asan_loadN((void *)(uintptr_t)(p), sizeof(*(p)))
-#define lbi_asan_store(p) __asan_storeN((void *)(uintptr_t)(p), sizeof(*(p)))
+#include <sanitizer/asan_interface.h>
+
+/* A load (@is_write 0) or store of @size bytes at @p, as ASan checks one. */
+static inline void lbi_asan_access(const volatile void *p, size_t size,
+				   int is_write)
+{
+	void *addr = (void *)(uintptr_t)p;
+
+	if (__builtin_expect(__asan_region_is_poisoned(addr, size) != NULL, 0))
+		__asan_report_error(__builtin_return_address(0),
+				    __builtin_frame_address(0),
+				    __builtin_frame_address(0), addr, is_write,
+				    size);
+}
+#define lbi_asan_load(p) lbi_asan_access((p), sizeof(*(p)), 0)
+#define lbi_asan_store(p) lbi_asan_access((p), sizeof(*(p)), 1)
 #else
 #define lbi_asan_load(p) ((void)(p))
 #define lbi_asan_store(p) ((void)(p))

@@ -77,8 +77,9 @@ static int cpu_zero(void *arg)
 static struct lb_cpubatch *make(int injected)
 {
 	struct lb_cpubatch_conf conf = {
-		.mode = LB_CPUBATCH_WEIGHTED, .backend = &lock,
+		.mode = LB_CPUBATCH_WEIGHTED,
 		.ops = &ops,
+		.backend = &lock,
 		.cpu_fn = injected ? cpu_zero : NULL,
 	};
 	struct lb_cpubatch *pc;

@@ -55,6 +55,8 @@ static void be_commit(void *b, void **objs, unsigned int n)
 		pos[((struct item *)objs[i])->seq] = committed++;
 }
 
+static int backend;	/* one back-end: the commit needs no state */
+
 static const struct lb_backend_ops ops = {
 	.lock = be_lock, .unlock = be_unlock, .commit = be_commit,
 };
@@ -82,7 +84,8 @@ static void run(const struct row *row, int json)
 {
 	struct lb_cpubatch_conf conf = {
 		.nr_slots = row->slots, .mode = LB_CPUBATCH_WEIGHTED,
-		.max_nr = ENTRIES, .ops = &ops, .cpu_fn = cpu_of,
+		.max_nr = ENTRIES, .ops = &ops, .backend = &backend,
+		.cpu_fn = cpu_of,
 	};
 	int *err = malloc(NR_ADDS * sizeof(*err)), *abs_err;
 	struct lb_cpubatch *pc;

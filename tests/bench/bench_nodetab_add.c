@@ -142,7 +142,8 @@ int main(int argc, char **argv)
 		{ "table_all", loop_table_all, ALL_OBJS },
 	};
 	struct lb_cpubatch_conf conf = {
-		.mode = LB_CPUBATCH_WEIGHTED, .ops = &ops, .cpu_fn = cpu_zero,
+		.mode = LB_CPUBATCH_WEIGHTED, .ops = &ops, .backend = &lock,
+		.cpu_fn = cpu_zero,
 	};
 	struct lb_cpubatch *pcs[2];
 	unsigned long n = 3000000;

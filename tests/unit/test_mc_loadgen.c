@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
  * mc-loadgen's pieces that decide what its figures mean: the response
- * parser (fed in every possible split), the latency histogram's
- * percentiles, the Zipf key choice against its exact distribution, and the
- * loopback-only address check.
+ * parser (fed in every possible split) and its check of GET answers against
+ * the key-derived values, the latency histogram's percentiles, the Zipf key
+ * choice against its exact distribution, and the loopback-only address
+ * check.
  */
 #include "config.h"
 
@@ -17,12 +18,11 @@
 
 #include "../../clients/memcached/bench/lg.h"
 
-/* Feed @s to a fresh parser in pieces of at most @step bytes, as a socket
+/* Feed @s to parser @p in pieces of at most @step bytes, as a socket
  * would deliver them, keeping the unconsumed tail as lg_run does. */
-static struct lg_parse feed_split(enum lg_kind kind, const char *s,
-				  size_t step)
+static struct lg_parse feed_split_into(struct lg_parse p, const char *s,
+				       size_t step)
 {
-	struct lg_parse p = { .kind = kind };
 	char buf[1024];
 	size_t have = 0, off = 0, len = strlen(s);
 
@@ -40,6 +40,14 @@ static struct lg_parse feed_split(enum lg_kind kind, const char *s,
 			break;
 	}
 	return p;
+}
+
+static struct lg_parse feed_split(enum lg_kind kind, const char *s,
+				  size_t step)
+{
+	struct lg_parse p = { .kind = kind };
+
+	return feed_split_into(p, s, step);
 }
 
 static const char get_stream[] =
@@ -79,6 +87,122 @@ Test(mc_loadgen, set_responses_any_split)
 		cr_assert(eq(u64, p.done, 5), "split %zu", step);
 		cr_assert(eq(u64, p.errors, 2), "split %zu", step);
 	}
+}
+
+Test(mc_loadgen, delete_responses_any_split)
+{
+	static const char s[] = "DELETED\r\nNOT_FOUND\r\nDELETED\r\n"
+				"SERVER_ERROR out of memory\r\nNOT_FOUND\r\n";
+	size_t step;
+
+	for (step = 1; step <= sizeof(s); step++) {
+		struct lg_parse p = feed_split(LG_DEL, s, step);
+
+		cr_assert(eq(int, p.bad, 0), "split %zu", step);
+		cr_assert(eq(u64, p.done, 5), "split %zu", step);
+		cr_assert(eq(u64, p.deleted, 2), "split %zu", step);
+		cr_assert(eq(u64, p.del_misses, 2), "split %zu", step);
+		cr_assert(eq(u64, p.errors, 1), "split %zu", step);
+	}
+	cr_assert(eq(int, feed_split(LG_DEL, "STORED\r\n", 8).bad, 1));
+	cr_assert(eq(int, feed_split(LG_DEL, "DELETED_\r\n", 8).bad, 1));
+}
+
+Test(mc_loadgen, value_of_a_key)
+{
+	char v[32] = { 0 };
+	unsigned int len, lo = ~0u, hi = 0, id;
+
+	/* The key's 8 digits and a '.', repeated and cut. */
+	lg_value_fill(v, 42, 20);
+	cr_assert(eq(str, v, "00000042.00000042.00"));
+	lg_value_fill(v, 99999999, 11);
+	cr_assert(eq(str, v, "99999999.99000042.00"));
+	cr_assert(eq(u32, lg_value_len(64, 64, 7), 64));
+	cr_assert(eq(u32, lg_value_len(64, 10, 7), 64));
+	/* Lengths stay in range and reach both ends; neighbours differ. */
+	for (id = 0; id < 10000; id++) {
+		len = lg_value_len(100, 110, id);
+		cr_assert(ge(u32, len, 100));
+		cr_assert(le(u32, len, 110));
+		lo = len < lo ? len : lo;
+		hi = len > hi ? len : hi;
+	}
+	cr_assert(eq(u32, lo, 100));
+	cr_assert(eq(u32, hi, 110));
+	for (id = 0, len = 0; id < 100; id++)
+		len += lg_value_len(100, 3000, id) !=
+		       lg_value_len(100, 3000, id + 1);
+	cr_assert(gt(u32, len, 90), "%u of 100 neighbours differ", len);
+}
+
+/*
+ * GET answers checked against the keys asked for (in order) and their
+ * values, 20 bytes each: one right hit, a miss, then one answer wrong in
+ * each way, and one right hit with a CAS word.
+ */
+static const uint32_t check_want[] = { 42, 7, 42, 9, 5, 3, 6, 8 };
+static const char check_stream[] =
+	"VALUE key:00000042 0 20\r\n00000042.00000042.00\r\nEND\r\n"
+	"END\r\n"
+	"VALUE key:00000042 0 20\r\n00000042.00000043.00\r\nEND\r\n"
+	"VALUE key:00000010 0 20\r\n00000010.00000010.00\r\nEND\r\n"
+	"VALUE key:00000005 0 19\r\n00000005.00000005.0\r\nEND\r\n"
+	"VALUE key:00000003 1 20\r\n00000003.00000003.00\r\nEND\r\n"
+	"VALUE key:00000006 0 20\r\n00000006.00000006.00\r\n"
+	"VALUE key:00000006 0 20\r\n00000006.00000006.00\r\nEND\r\n"
+	"VALUE key:00000008 0 20 77\r\n00000008.00000008.00\r\nEND\r\n";
+
+Test(mc_loadgen, get_answers_checked_any_split)
+{
+	struct lg_parse p0 = { .kind = LG_GET, .vmin = 20, .vmax = 20,
+			       .want = check_want, .nwant = 8 };
+	size_t step;
+
+	for (step = 1; step <= sizeof(check_stream); step++) {
+		struct lg_parse p = feed_split_into(p0, check_stream, step);
+
+		cr_assert(eq(int, p.bad, 0), "split %zu", step);
+		cr_assert(eq(u64, p.done, 8), "split %zu", step);
+		cr_assert(eq(u64, p.hits, 7), "split %zu", step);
+		cr_assert(eq(u64, p.misses, 1), "split %zu", step);
+		cr_assert(eq(u64, p.wrong, 5), "split %zu", step);
+		cr_assert(eq(str, (char *)p.wrong_why,
+			     "bytes never set for the key"), "split %zu", step);
+		cr_assert(eq(u32, p.wrong_key, 42), "split %zu", step);
+	}
+	/* Each wrong answer alone names its own reason. */
+	p0.want = check_want + 3;
+	p0.nwant = 1;
+	cr_assert(eq(str, (char *)feed_split_into(p0,
+		"VALUE key:00000010 0 20\r\n00000010.00000010.00\r\nEND\r\n",
+		7).wrong_why, "not the key asked for"));
+	p0.want = check_want + 4;
+	cr_assert(eq(str, (char *)feed_split_into(p0,
+		"VALUE key:00000005 0 19\r\n00000005.00000005.0\r\nEND\r\n",
+		7).wrong_why, "a length never set for the key"));
+	p0.want = check_want + 5;
+	cr_assert(eq(str, (char *)feed_split_into(p0,
+		"VALUE key:00000003 1 20\r\n00000003.00000003.00\r\nEND\r\n",
+		7).wrong_why, "flags never set"));
+	p0.want = NULL;
+	cr_assert(eq(str, (char *)feed_split_into(p0,
+		"VALUE other 0 20\r\n00000003.00000003.00\r\nEND\r\n",
+		7).wrong_why, "a key mc-loadgen never sends"));
+	/* Unchecked (vmin 0), the same stream has nothing wrong. */
+	p0.vmin = 0;
+	p0.want = check_want;
+	p0.nwant = 8;
+	cr_assert(eq(u64, feed_split_into(p0, check_stream, 5).wrong, 0));
+}
+
+Test(mc_loadgen, value_not_followed_by_crlf_is_refused)
+{
+	struct lg_parse p = { .kind = LG_GET, .vmin = 20, .vmax = 20 };
+
+	p = feed_split_into(p, "VALUE key:00000001 0 20\r\n"
+			    "00000001.00000001.00XY\r\nEND\r\n", 3);
+	cr_assert(eq(int, p.bad, 1));
 }
 
 Test(mc_loadgen, incomplete_line_is_left_unconsumed)

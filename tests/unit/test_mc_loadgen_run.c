@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 /*
  * mc-loadgen end to end against a fake memcached on loopback: the fake
- * speaks the text protocol's set, get, stats and stats lblock (a thread per
- * connection), hits even keys only, and makes its counters a known
- * function of the requests it served: 2 us of user and 1 us of system
- * time per request, one link-path lock per set. So every figure lg_run()
- * derives has an exact expected value: the hit ratio, the CPU and lock
- * counts per request, the prefill's coverage, the request bound.
+ * speaks the text protocol's set, get, delete, stats and stats lblock (a
+ * thread per connection), stores what it is sent, hits even keys only, and
+ * makes its counters a known function of the requests it served: 2 us of
+ * user and 1 us of system time per request, one link-path lock per set.
+ * So every figure lg_run() derives has an exact expected value: the hit
+ * ratio, the CPU and lock counts per request, the prefill's coverage, the
+ * request bound, the deletes. Told to, it corrupts some answers, and
+ * mc-loadgen must count exactly those wrong.
  */
 #include "config.h"
 
@@ -27,14 +29,21 @@
 #include "../../clients/memcached/bench/lg.h"
 
 #define FAKE_KEYS 2000
+#define FAKE_VALUE_MAX 64
 
 struct fake {
 	int lfd;
 	unsigned int port;
 	pthread_t acceptor;
 	pthread_mutex_t lock;
-	uint64_t cmd_get, cmd_set;
+	uint64_t cmd_get, cmd_set, delete_hits, delete_misses;
 	unsigned char set_once[FAKE_KEYS];
+	/* What is stored: a length (0: nothing) and the bytes. */
+	unsigned int len[FAKE_KEYS];
+	char val[FAKE_KEYS][FAKE_VALUE_MAX];
+	uint64_t bad_sets;	/* values not of the key-derived form */
+	int corrupt;		/* corrupt every hit of a key divisible by 4 */
+	uint64_t corrupted;	/* answers it corrupted */
 };
 
 static struct fake fake;
@@ -55,12 +64,14 @@ static int write_all(int fd, const char *p, size_t n)
 static int fake_stats(int fd, int lblock)
 {
 	char out[512];
-	uint64_t g, s;
+	uint64_t g, s, dh, dm;
 	int n;
 
 	pthread_mutex_lock(&fake.lock);
 	g = fake.cmd_get;
 	s = fake.cmd_set;
+	dh = fake.delete_hits;
+	dm = fake.delete_misses;
 	pthread_mutex_unlock(&fake.lock);
 	if (lblock)
 		n = snprintf(out, sizeof(out), "STAT lblock_enabled 1\r\n"
@@ -72,42 +83,110 @@ static int fake_stats(int fd, int lblock)
 		n = snprintf(out, sizeof(out), "STAT pid 1\r\n"
 			     "STAT rusage_user %.6f\r\nSTAT rusage_system %.6f\r\n"
 			     "STAT cmd_get %llu\r\nSTAT cmd_set %llu\r\n"
+			     "STAT delete_misses %llu\r\n"
+			     "STAT delete_hits %llu\r\n"
 			     "STAT version 1.6.18\r\nEND\r\n",
-			     (double)(g + s) * 2e-6, (double)(g + s) * 1e-6,
-			     (unsigned long long)g, (unsigned long long)s);
+			     (double)(g + s + dh + dm) * 2e-6,
+			     (double)(g + s + dh + dm) * 1e-6,
+			     (unsigned long long)g, (unsigned long long)s,
+			     (unsigned long long)dm, (unsigned long long)dh);
 	return write_all(fd, out, (size_t)n);
 }
 
-/* One command line at @line (CRLF stripped); @buf/@have for set data. */
-static int fake_line(int fd, const char *line, char *buf, size_t *have,
-		     size_t *skip)
+/* The value form mc-loadgen promises, written out again here: the key's
+ * 8 digits and a '.', repeated, for at most FAKE_VALUE_MAX bytes. */
+static int fake_value_ok(unsigned int id, const char *v, unsigned int n)
+{
+	char pat[16];
+	unsigned int i;
+
+	snprintf(pat, sizeof(pat), "%08u.", id);
+	if (n == 0 || n > FAKE_VALUE_MAX)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (v[i] != pat[i % 9])
+			return 0;
+	return 1;
+}
+
+static void fake_set(unsigned int id, const char *data, unsigned int bytes)
+{
+	pthread_mutex_lock(&fake.lock);
+	fake.cmd_set++;
+	if (!fake_value_ok(id, data, bytes))
+		fake.bad_sets++;
+	else if (id < FAKE_KEYS) {
+		fake.set_once[id] = 1;
+		fake.len[id] = bytes;
+		memcpy(fake.val[id], data, bytes);
+	}
+	pthread_mutex_unlock(&fake.lock);
+}
+
+/* Even keys hit while stored. Corrupting, a hit of a key divisible by 4
+ * is answered with one wrong byte, or with the next key's item. */
+static int fake_get(int fd, unsigned int id)
+{
+	char out[256], val[FAKE_VALUE_MAX];
+	unsigned int len = 0, name = id;
+	int n;
+
+	pthread_mutex_lock(&fake.lock);
+	fake.cmd_get++;
+	if (id < FAKE_KEYS && id % 2 == 0 && fake.len[id]) {
+		if (fake.corrupt && id % 4 == 0 && id + 2 < FAKE_KEYS &&
+		    (id / 4) % 2 && fake.len[id + 2])
+			name = id + 2;
+		len = fake.len[name];
+		memcpy(val, fake.val[name], len);
+		if (fake.corrupt && id % 4 == 0 && name == id)
+			val[len - 1] ^= 1;
+		fake.corrupted += fake.corrupt && id % 4 == 0;
+	}
+	pthread_mutex_unlock(&fake.lock);
+	if (!len)
+		return write_all(fd, "END\r\n", 5);
+	n = snprintf(out, sizeof(out), "VALUE key:%08u 0 %u\r\n", name, len);
+	memcpy(out + n, val, len);
+	memcpy(out + n + len, "\r\nEND\r\n", 7);
+	return write_all(fd, out, (size_t)n + len + 7);
+}
+
+static int fake_delete(int fd, unsigned int id)
+{
+	int hit;
+
+	pthread_mutex_lock(&fake.lock);
+	hit = id < FAKE_KEYS && fake.len[id];
+	if (hit)
+		fake.len[id] = 0;
+	fake.delete_hits += hit;
+	fake.delete_misses += !hit;
+	pthread_mutex_unlock(&fake.lock);
+	return hit ? write_all(fd, "DELETED\r\n", 9) :
+		     write_all(fd, "NOT_FOUND\r\n", 11);
+}
+
+/*
+ * One command line at @line (CRLF stripped), with @avail more
+ * bytes after its CRLF. Returns the bytes consumed after the line (a set's
+ * data), -2 when a set's data is not all in yet, -1 on a write error.
+ */
+static int fake_line(int fd, const char *line, const char *after,
+		     size_t avail)
 {
 	unsigned int id, bytes;
 
 	if (sscanf(line, "set key:%u 0 0 %u", &id, &bytes) == 2) {
-		pthread_mutex_lock(&fake.lock);
-		fake.cmd_set++;
-		if (id < FAKE_KEYS)
-			fake.set_once[id] = 1;
-		pthread_mutex_unlock(&fake.lock);
-		*skip = bytes + 2;
-		(void)buf;
-		(void)have;
-		return write_all(fd, "STORED\r\n", 8);
+		if (avail < (size_t)bytes + 2)
+			return -2;
+		fake_set(id, after, bytes);
+		return write_all(fd, "STORED\r\n", 8) < 0 ? -1 : (int)bytes + 2;
 	}
-	if (sscanf(line, "get key:%u", &id) == 1) {
-		char out[128];
-		int n;
-
-		pthread_mutex_lock(&fake.lock);
-		fake.cmd_get++;
-		pthread_mutex_unlock(&fake.lock);
-		if (id % 2)
-			return write_all(fd, "END\r\n", 5);
-		n = snprintf(out, sizeof(out),
-			     "VALUE key:%08u 0 5\r\nab\r\nc\r\nEND\r\n", id);
-		return write_all(fd, out, (size_t)n);
-	}
+	if (sscanf(line, "get key:%u", &id) == 1)
+		return fake_get(fd, id);
+	if (sscanf(line, "delete key:%u", &id) == 1)
+		return fake_delete(fd, id);
 	if (!strcmp(line, "stats"))
 		return fake_stats(fd, 0);
 	if (!strcmp(line, "stats lblock"))
@@ -119,7 +198,7 @@ static void *fake_conn(void *arg)
 {
 	int fd = (int)(intptr_t)arg;
 	char buf[1 << 16];
-	size_t have = 0, skip = 0;
+	size_t have = 0;
 
 	for (;;) {
 		ssize_t n = read(fd, buf + have, sizeof(buf) - have);
@@ -129,25 +208,26 @@ static void *fake_conn(void *arg)
 			break;
 		have += (size_t)n;
 		for (;;) {
-			char *nl;
+			char *nl = memchr(buf + off, '\n', have - off), line[256];
+			size_t next, len;
+			int used;
 
-			if (skip) {
-				size_t k = have - off < skip ? have - off : skip;
-
-				off += k;
-				skip -= k;
-				if (skip)
-					break;
-			}
-			nl = memchr(buf + off, '\n', have - off);
 			if (!nl)
 				break;
-			*nl = 0;
-			if (nl > buf + off && nl[-1] == '\r')
-				nl[-1] = 0;
-			if (fake_line(fd, buf + off, buf, &have, &skip) < 0)
+			next = (size_t)(nl + 1 - buf);
+			len = (size_t)(nl - (buf + off));
+			if (len && nl[-1] == '\r')
+				len--;
+			if (len >= sizeof(line))
 				goto out;
-			off = (size_t)(nl + 1 - buf);
+			memcpy(line, buf + off, len);
+			line[len] = 0;
+			used = fake_line(fd, line, buf + next, have - next);
+			if (used == -2)	/* again once the data is in */
+				break;
+			if (used < 0)
+				goto out;
+			off = next + (size_t)used;
 		}
 		memmove(buf, buf + off, have - off);
 		have -= off;
@@ -211,6 +291,22 @@ static struct lg_conf small_load(void)
 	return c;
 }
 
+/*
+ * The server's count @srv of what the client counted @cli in its window
+ * of @measured requests: the same, give or take what was in flight at its
+ * two edges (a pipeline per connection each) and what ran while the main
+ * thread was between a snapshot and the phase change (a preempted thread
+ * on a loaded machine: up to 10% here).
+ */
+static void window_matches(const struct lg_conf *c, double srv, double cli,
+			   double measured)
+{
+	cr_assert(le(dbl, __builtin_fabs(srv - cli),
+		     0.1 * measured + 2.0 * (c->set_conns + c->get_conns +
+					     c->del_conns) * c->pipeline),
+		  "server %.0f, client %.0f", srv, cli);
+}
+
 Test(mc_loadgen_run, figures_match_the_fake_server, .init = fake_start)
 {
 	struct lg_conf c = small_load();
@@ -231,17 +327,9 @@ Test(mc_loadgen_run, figures_match_the_fake_server, .init = fake_start)
 	/* The prefill SET every key before the window. */
 	for (i = 0; i < FAKE_KEYS; i++)
 		cr_assert(eq(u8, fake.set_once[i], 1), "key %u never set", i);
-	/*
-	 * The server's window is the client's, give or take what was in
-	 * flight at its two edges (a pipeline per connection each) and what
-	 * ran while the main thread was between a snapshot and the phase
-	 * change (a preempted thread on a loaded machine: up to 10% here).
-	 */
+	/* The server's window is the client's (window_matches()). */
 	cr_assert(r.have_server);
-	cr_assert(le(dbl, __builtin_fabs(r.srv_requests - measured),
-		     0.1 * measured +
-		     2.0 * (c.set_conns + c.get_conns) * c.pipeline),
-		  "server %.0f, client %.0f", r.srv_requests, measured);
+	window_matches(&c, r.srv_requests, measured, measured);
 	/* 2 us user + 1 us system per request, exactly (6 decimals). */
 	cr_assert(__builtin_fabs(r.srv_user_us_per_req - 2) < 0.01, "%f",
 		  r.srv_user_us_per_req);
@@ -301,4 +389,65 @@ Test(mc_loadgen_run, refuses_what_is_not_loopback_or_not_there)
 	lg_conf_default(&c);
 	c.port = (unsigned int)port;
 	cr_assert(eq(int, lg_run(&c, &r), -ECONNREFUSED));
+}
+
+
+Test(mc_loadgen_run, deletes_counted_and_values_checked, .init = fake_start)
+{
+	struct lg_conf c = small_load();
+	struct lg_result r;
+	double measured, lookups;
+	unsigned int i, stored = 0;
+
+	/* A small key space, values of 10..40 bytes: every key is set and
+	 * deleted over and over while GETs check what they find. */
+	c.keys = 64;
+	c.del_conns = 3;
+	c.value_size = 10;
+	c.value_max = 40;
+	cr_assert(eq(int, lg_run(&c, &r), 0));
+	measured = (double)(r.sets + r.gets + r.dels);
+	lookups = (double)(r.hits + r.misses);
+	cr_assert(eq(u64, r.errors, 0));
+	cr_assert(eq(u64, r.wrong, 0), "%llu wrong (%s)",
+		  (unsigned long long)r.wrong, r.wrong_why);
+	cr_assert(eq(u64, fake.bad_sets, 0));
+	cr_assert(gt(u64, r.dels, 100), "only %llu deletes",
+		  (unsigned long long)r.dels);
+	cr_assert(eq(u64, r.deleted + r.del_misses, r.dels));
+	cr_assert(gt(u64, r.deleted, 0));
+	cr_assert(gt(u64, r.del_misses, 0));
+	/* Deleted even keys miss: fewer hits than the half a full store
+	 * gives, but some. */
+	cr_assert(gt(u64, r.hits, 0));
+	cr_assert(lt(dbl, (double)r.hits, 0.45 * lookups),
+		  "%llu hits of %.0f", (unsigned long long)r.hits, lookups);
+	/* The prefill set every key (the fake checked each value's form). */
+	for (i = 0; i < 64; i++)
+		stored += fake.set_once[i];
+	cr_assert(eq(u32, stored, 64));
+	cr_assert(r.have_server);
+	window_matches(&c, r.srv_deletes, (double)r.dels, measured);
+	window_matches(&c, r.srv_requests, measured, measured);
+}
+
+Test(mc_loadgen_run, corrupted_answers_counted_exactly, .init = fake_start)
+{
+	struct lg_conf c = small_load();
+	struct lg_result r;
+
+	fake.corrupt = 1;
+	c.server_stats = 0;
+	c.value_max = 48;
+	cr_assert(eq(int, lg_run(&c, &r), 0));
+	cr_assert(gt(u64, fake.corrupted, 10));
+	/* Every phase's answers are checked, so the count is exact. */
+	cr_assert(eq(u64, r.wrong, fake.corrupted), "%llu wrong, %llu corrupted",
+		  (unsigned long long)r.wrong,
+		  (unsigned long long)fake.corrupted);
+	cr_assert(eq(u32, r.wrong_key % 4, 0), "key %u", r.wrong_key);
+	cr_assert(strcmp(r.wrong_why, "bytes never set for the key") == 0 ||
+		  strcmp(r.wrong_why, "not the key asked for") == 0, "%s",
+		  r.wrong_why);
+	cr_assert(eq(u64, fake.bad_sets, 0));
 }

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * mc-loadgen and mc-bench: a closed-loop memcached text-protocol load
- * generator (pipelined SET and GET connections over loopback) and the
- * stock-versus-patched driver built on it.
+ * generator (pipelined SET, GET and DELETE connections over loopback) and
+ * the stock-versus-patched driver built on it.
  *
- * Each connection is either a SET or a GET connection. It sends a pipeline
- * of requests, waits for every response, and sends the next: the number of
- * requests in flight is connections x pipeline, whatever the server's speed
- * (closed loop). A request's latency is from the write of its pipeline to
+ * Each connection is a SET, a GET or a DELETE connection. It sends a
+ * pipeline of requests, waits for every response, and sends the next: the
+ * number of requests in flight is connections x pipeline, whatever the
+ * server's speed (closed loop). A request's latency is from the write of its pipeline to
  * the read that completed its response. Worker threads each own a share of
  * the connections and wait on them with epoll.
  */
@@ -56,10 +56,18 @@ uint64_t lg_hist_pct(const struct lg_hist *h, double pct);
  * Response parser of one connection: fed the bytes as they arrive, in any
  * split, it counts complete responses. GET: "VALUE k f n\r\n<n bytes>\r\n"
  * lines then "END\r\n" (a hit), or "END\r\n" alone (a miss). SET: one line,
- * "STORED\r\n" or an error line. An error line (ERROR, CLIENT_ERROR ...,
- * SERVER_ERROR ...) ends either kind with an error.
+ * "STORED\r\n" or an error line. DELETE: "DELETED\r\n" or "NOT_FOUND\r\n".
+ * An error line (ERROR, CLIENT_ERROR ..., SERVER_ERROR ...) ends any kind
+ * with an error.
+ *
+ * With @vmin set, every GET answer is checked against the key-derived
+ * values (lg_value_fill()): the key it names must be the one asked for
+ * (@want, in the order the pipeline sent them), its flags 0, its length
+ * and bytes those of that key. An answer that fails counts in @wrong.
  */
-enum lg_kind { LG_SET, LG_GET };
+enum lg_kind { LG_SET, LG_GET, LG_DEL };
+
+#define LG_VALUE_PERIOD 9	/* 8 digits of the key and a '.' */
 
 struct lg_parse {
 	enum lg_kind kind;
@@ -67,6 +75,19 @@ struct lg_parse {
 	int seen_value;		/* this GET response has had a VALUE */
 	int bad;		/* unparsable stream: stop the connection */
 	uint64_t done, hits, misses, errors;
+	uint64_t deleted, del_misses;	/* DELETED, NOT_FOUND */
+	/* Checking GET answers: off while vmin is 0. */
+	unsigned int vmin, vmax;
+	const uint32_t *want;	/* the keys of the pipeline in flight */
+	uint64_t want_base;	/* done when it was sent */
+	unsigned int nwant;
+	char vpat[LG_VALUE_PERIOD];	/* the value being read: its pattern */
+	uint64_t vlen;		/* and length */
+	int vcheck;		/* its bytes are compared */
+	int vwrong;		/* it was counted wrong already */
+	uint64_t wrong;		/* GET answers no SET of that key sent */
+	uint32_t wrong_key;	/* the first of them: the key asked for */
+	const char *wrong_why;	/* and what was wrong (NULL: none yet) */
 };
 
 /*
@@ -75,13 +96,23 @@ struct lg_parse {
  */
 size_t lg_parse_feed(struct lg_parse *p, const char *buf, size_t len);
 
+/*
+ * The value of key @id: lg_value_len() bytes (in [@vmin, @vmax], a hash of
+ * @id), the period lg_value_pattern() repeated, which lg_value_fill()
+ * writes.
+ */
+unsigned int lg_value_len(unsigned int vmin, unsigned int vmax, uint32_t id);
+void lg_value_pattern(uint32_t id, char pat[LG_VALUE_PERIOD]);
+void lg_value_fill(char *dst, uint32_t id, unsigned int len);
+
 /* One load: what to send, and for how long. */
 struct lg_conf {
 	const char *host;	/* a 127.0.0.0/8 address */
 	unsigned int port;
-	unsigned int set_conns, get_conns, pipeline, threads;
+	unsigned int set_conns, get_conns, del_conns, pipeline, threads;
 	uint32_t keys;
-	unsigned int value_size;
+	unsigned int value_size;	/* the smallest value */
+	unsigned int value_max;	/* the largest (0: value_size) */
 	enum lg_skew skew;
 	double theta;
 	int prefill;		/* SET every key once before the warm-up */
@@ -100,6 +131,7 @@ extern const char *const lg_path_names[LG_PATHS];
 struct lg_server {
 	double user_s, sys_s;	/* rusage_user, rusage_system */
 	double cmd_get, cmd_set, get_hits, evictions;
+	double delete_hits, delete_misses;
 	int lblock_enabled;
 	double acquired[LG_PATHS], contended[LG_PATHS], wait_ns[LG_PATHS];
 };
@@ -109,10 +141,16 @@ int lg_server_read(const char *host, unsigned int port, struct lg_server *s);
 struct lg_result {
 	double seconds;		/* measured window */
 	uint64_t sets, gets, hits, misses, errors;
+	uint64_t dels, deleted, del_misses;
+	/* Whole run, not the window: a wrong answer counts whenever it came. */
+	uint64_t wrong;
+	uint32_t wrong_key;	/* the first: its key, and what was wrong */
+	const char *wrong_why;
 	double ops_s;
 	uint64_t p50_ns, p90_ns, p99_ns, p999_ns, max_ns;
 	int have_server;	/* the fields below are window deltas */
-	double srv_requests;	/* cmd_get + cmd_set */
+	double srv_requests;	/* cmd_get + cmd_set + deletes */
+	double srv_deletes;	/* delete_hits + delete_misses */
 	double srv_cpu_us_per_req;	/* user + system */
 	double srv_user_us_per_req, srv_sys_us_per_req;
 	double srv_evictions;

@@ -2,7 +2,9 @@
 /*
  * memcached text-protocol responses, counted as they stream in. Only what
  * the load generator sends can come back: STORED (or an error) for a set,
- * VALUE ... END or END (or an error) for a single-key get.
+ * VALUE ... END or END (or an error) for a single-key get, DELETED or
+ * NOT_FOUND (or an error) for a delete. GET answers can be checked on the
+ * way against the key-derived values (lg_value.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,25 +18,129 @@ static int lg_starts(const char *line, size_t len, const char *word)
 	return len >= n && memcmp(line, word, n) == 0;
 }
 
-/* The byte count of "VALUE <key> <flags> <bytes>[ <cas>]": the 4th word. */
-static int lg_value_bytes(const char *line, size_t len, uint64_t *bytes)
-{
-	unsigned int word = 0;
-	size_t i = 0;
+/* Split "VALUE <key> <flags> <bytes>[ <cas>]" into its words 1-3. */
+struct lg_value_line {
+	const char *key, *flags;
+	size_t key_len, flags_len;
+	uint64_t bytes;
+};
 
-	while (i < len && word < 3) {
-		while (i < len && line[i] != ' ')
-			i++;
+static int lg_value_words(const char *line, size_t len,
+			  struct lg_value_line *v)
+{
+	const char *w[4];
+	size_t wl[4], i = 0;
+	unsigned int n = 0;
+
+	while (n < 4) {
 		while (i < len && line[i] == ' ')
 			i++;
-		word++;
+		if (i >= len)
+			break;
+		w[n] = line + i;
+		while (i < len && line[i] != ' ')
+			i++;
+		wl[n] = (size_t)(line + i - w[n]);
+		n++;
 	}
-	if (word < 3 || i >= len || line[i] < '0' || line[i] > '9')
+	if (n < 4)
 		return -1;
-	*bytes = 0;
-	while (i < len && line[i] >= '0' && line[i] <= '9')
-		*bytes = *bytes * 10 + (uint64_t)(line[i++] - '0');
+	v->key = w[1];
+	v->key_len = wl[1];
+	v->flags = w[2];
+	v->flags_len = wl[2];
+	v->bytes = 0;
+	for (i = 0; i < wl[3]; i++) {
+		if (w[3][i] < '0' || w[3][i] > '9')
+			return -1;
+		v->bytes = v->bytes * 10 + (uint64_t)(w[3][i] - '0');
+	}
 	return 0;
+}
+
+/* "key:<digits>" as lg_run names keys: the id, or -1. */
+static int64_t lg_key_id(const char *key, size_t len)
+{
+	uint64_t id = 0;
+	size_t i;
+
+	if (len < 5 || len > 4 + 10 || memcmp(key, "key:", 4))
+		return -1;
+	for (i = 4; i < len; i++) {
+		if (key[i] < '0' || key[i] > '9')
+			return -1;
+		id = id * 10 + (uint64_t)(key[i] - '0');
+	}
+	return id > UINT32_MAX ? -1 : (int64_t)id;
+}
+
+/* Count the answer in flight wrong, once, with the first reason seen. */
+static void lg_wrong(struct lg_parse *p, const char *why)
+{
+	uint64_t i = p->done - p->want_base;
+
+	p->vcheck = 0;
+	if (p->vwrong)
+		return;
+	p->vwrong = 1;
+	if (!p->wrong_why) {
+		p->wrong_why = why;
+		p->wrong_key = p->want && i < p->nwant ? p->want[i] : 0;
+	}
+	p->wrong++;
+}
+
+/* A VALUE line checked against the key asked for and its value. */
+static void lg_check_value_line(struct lg_parse *p,
+				const struct lg_value_line *v)
+{
+	uint64_t i = p->done - p->want_base;
+	int64_t id = lg_key_id(v->key, v->key_len);
+	const char *why = NULL;
+
+	p->vcheck = 0;
+	if (!p->vmin)
+		return;
+	if (p->seen_value)
+		why = "two values for one key";
+	else if (id < 0)
+		why = "a key mc-loadgen never sends";
+	else if (p->want && (i >= p->nwant || p->want[i] != (uint32_t)id))
+		why = "not the key asked for";
+	else if (v->flags_len != 1 || v->flags[0] != '0')
+		why = "flags never set";
+	else if (v->bytes != lg_value_len(p->vmin, p->vmax, (uint32_t)id))
+		why = "a length never set for the key";
+	if (why) {
+		lg_wrong(p, why);
+		return;
+	}
+	lg_value_pattern((uint32_t)id, p->vpat);
+	p->vcheck = 1;
+}
+
+/* @n bytes of a value and its CRLF, from @pos in it, as they arrive. */
+static void lg_check_value_bytes(struct lg_parse *p, const char *b,
+				 uint64_t pos, size_t n)
+{
+	while (n && pos < p->vlen) {
+		size_t k = LG_VALUE_PERIOD - (size_t)(pos % LG_VALUE_PERIOD);
+
+		if (k > n)
+			k = n;
+		if (k > p->vlen - pos)
+			k = (size_t)(p->vlen - pos);
+		if (p->vcheck &&
+		    memcmp(b, p->vpat + pos % LG_VALUE_PERIOD, k))
+			lg_wrong(p, "bytes never set for the key");
+		b += k;
+		pos += k;
+		n -= k;
+	}
+	/* The CRLF after the data: anything else and the stream is lost. */
+	for (; n; b++, pos++, n--)
+		if (*b != "\r\n"[pos - p->vlen])
+			p->bad = 1;
 }
 
 static void lg_parse_line(struct lg_parse *p, const char *line, size_t len)
@@ -44,6 +150,7 @@ static void lg_parse_line(struct lg_parse *p, const char *line, size_t len)
 		p->errors++;
 		p->done++;
 		p->seen_value = 0;
+		p->vwrong = 0;
 		return;
 	}
 	if (p->kind == LG_SET) {
@@ -59,12 +166,28 @@ static void lg_parse_line(struct lg_parse *p, const char *line, size_t len)
 		p->bad = 1;
 		return;
 	}
-	if (lg_starts(line, len, "VALUE ")) {
-		if (lg_value_bytes(line, len, &p->skip) < 0) {
+	if (p->kind == LG_DEL) {
+		if (len == 7 && lg_starts(line, len, "DELETED"))
+			p->deleted++;
+		else if (len == 9 && lg_starts(line, len, "NOT_FOUND"))
+			p->del_misses++;
+		else {
 			p->bad = 1;
 			return;
 		}
-		p->skip += 2;	/* the CRLF after the data */
+		p->done++;
+		return;
+	}
+	if (lg_starts(line, len, "VALUE ")) {
+		struct lg_value_line v;
+
+		if (lg_value_words(line, len, &v) < 0) {
+			p->bad = 1;
+			return;
+		}
+		lg_check_value_line(p, &v);
+		p->vlen = v.bytes;	/* checked or not: where the CRLF is */
+		p->skip = v.bytes + 2;	/* the CRLF after the data */
 		p->seen_value = 1;
 		return;
 	}
@@ -74,6 +197,7 @@ static void lg_parse_line(struct lg_parse *p, const char *line, size_t len)
 		else
 			p->misses++;
 		p->seen_value = 0;
+		p->vwrong = 0;
 		p->done++;
 		return;
 	}
@@ -90,6 +214,8 @@ size_t lg_parse_feed(struct lg_parse *p, const char *buf, size_t len)
 		if (p->skip) {
 			size_t n = len - off < p->skip ? len - off : (size_t)p->skip;
 
+			lg_check_value_bytes(p, buf + off, p->vlen + 2 - p->skip,
+					     n);
 			off += n;
 			p->skip -= n;
 			continue;

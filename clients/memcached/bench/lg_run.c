@@ -6,7 +6,8 @@
  * edges of the measured window.
  *
  * A pipeline is tagged with the phase it was sent in; only pipelines sent
- * while measuring are counted, so the window holds whole pipelines.
+ * while measuring are counted, so the window holds whole pipelines. Wrong
+ * GET answers are the exception: they count in every phase.
  */
 #include <arpa/inet.h>
 #include <ck_pr.h>
@@ -41,9 +42,10 @@ struct lg_conn {
 	size_t wlen, woff;
 	char *rbuf;
 	size_t rlen;
+	uint32_t *ids;		/* the keys of the pipeline, in order */
 	uint64_t inflight;	/* responses still due for this pipeline */
 	uint64_t done_at_send;	/* parse.done when it was sent */
-	uint64_t hits0, misses0, errors0;
+	uint64_t hits0, misses0, errors0, deleted0, del_misses0;
 	uint64_t sent_ns;
 	int phase;		/* the phase the pipeline was sent in */
 	int idle;		/* nothing more to send in this phase */
@@ -53,7 +55,6 @@ struct lg_worker {
 	pthread_t tid;
 	const struct lg_conf *c;
 	const struct lg_keys *keys;
-	const char *value;	/* value_size bytes, then CRLF */
 	struct lg_conn *conns;
 	unsigned int nconns;
 	int ep;
@@ -62,6 +63,7 @@ struct lg_worker {
 	unsigned int prefill_done;	/* shared, ck_pr: 1 when finished */
 	/* measured: read by the main thread after the join */
 	uint64_t sets, gets, hits, misses, errors;
+	uint64_t dels, deleted, del_misses;
 	uint64_t measured;	/* ck_pr: responses counted so far */
 	struct lg_hist hist;
 	int err;
@@ -119,19 +121,33 @@ static int lg_connect(const struct lg_conf *c)
 	return fd;
 }
 
+static unsigned int lg_value_max(const struct lg_conf *c)
+{
+	return c->value_max ? c->value_max : c->value_size;
+}
+
 /* Append one request for key @id to the connection's write buffer. */
-static void lg_put_request(struct lg_conn *k, int set, uint32_t id)
+static void lg_put_request(struct lg_conn *k, enum lg_kind kind, uint32_t id)
 {
 	const struct lg_conf *c = k->w->c;
 	char *p = k->wbuf + k->wlen;
+	unsigned int len;
 	int n;
 
-	if (set) {
-		n = sprintf(p, "set key:%08u 0 0 %u\r\n", id, c->value_size);
-		memcpy(p + n, k->w->value, c->value_size + 2);
-		n += (int)c->value_size + 2;
-	} else {
+	switch (kind) {
+	case LG_SET:
+		len = lg_value_len(c->value_size, lg_value_max(c), id);
+		n = sprintf(p, "set key:%08u 0 0 %u\r\n", id, len);
+		lg_value_fill(p + n, id, len);
+		memcpy(p + n + len, "\r\n", 2);
+		n += (int)len + 2;
+		break;
+	case LG_GET:
 		n = sprintf(p, "get key:%08u\r\n", id);
+		break;
+	default:
+		n = sprintf(p, "delete key:%08u\r\n", id);
+		break;
 	}
 	k->wlen += (size_t)n;
 }
@@ -180,11 +196,11 @@ static int lg_send(struct lg_conn *k)
 			if (k->parse.kind != LG_SET ||
 			    w->prefill_next >= w->prefill_end)
 				break;
-			lg_put_request(k, 1, w->prefill_next++);
+			k->ids[n] = w->prefill_next++;
 		} else {
-			lg_put_request(k, k->parse.kind == LG_SET,
-				       lg_keys_pick(w->keys, &k->rng));
+			k->ids[n] = lg_keys_pick(w->keys, &k->rng);
 		}
+		lg_put_request(k, k->parse.kind, k->ids[n]);
 		n++;
 	}
 	if (n == 0) {
@@ -193,9 +209,14 @@ static int lg_send(struct lg_conn *k)
 	}
 	k->inflight = n;
 	k->done_at_send = k->parse.done;
+	k->parse.want = k->ids;
+	k->parse.want_base = k->parse.done;
+	k->parse.nwant = n;
 	k->hits0 = k->parse.hits;
 	k->misses0 = k->parse.misses;
 	k->errors0 = k->parse.errors;
+	k->deleted0 = k->parse.deleted;
+	k->del_misses0 = k->parse.del_misses;
 	k->phase = phase;
 	k->sent_ns = lg_now_ns();
 	err = lg_flush(k);
@@ -217,11 +238,15 @@ static void lg_complete(struct lg_conn *k, uint64_t now)
 		lg_hist_add(&w->hist, now - k->sent_ns);
 	if (k->parse.kind == LG_SET)
 		w->sets += n;
-	else
+	else if (k->parse.kind == LG_GET)
 		w->gets += n;
+	else
+		w->dels += n;
 	w->hits += k->parse.hits - k->hits0;
 	w->misses += k->parse.misses - k->misses0;
 	w->errors += k->parse.errors - k->errors0;
+	w->deleted += k->parse.deleted - k->deleted0;
+	w->del_misses += k->parse.del_misses - k->del_misses0;
 	ck_pr_store_64(&w->measured, w->measured + n);
 }
 
@@ -317,18 +342,17 @@ static void *lg_worker_main(void *arg)
 }
 
 static int lg_workers_setup(const struct lg_conf *c, struct lg_worker *ws,
-			    const struct lg_keys *keys, const char *value,
-			    int *phase)
+			    const struct lg_keys *keys, int *phase)
 {
-	unsigned int total = c->set_conns + c->get_conns, i, below;
-	size_t wcap = (size_t)c->pipeline * (c->value_size + 2 + 64);
+	unsigned int total = c->set_conns + c->get_conns + c->del_conns, i,
+		     below;
+	size_t wcap = (size_t)c->pipeline * (lg_value_max(c) + 2 + 64);
 
 	for (i = 0; i < c->threads; i++) {
 		struct lg_worker *w = &ws[i];
 
 		w->c = c;
 		w->keys = keys;
-		w->value = value;
 		w->phase = phase;
 		w->ep = epoll_create1(EPOLL_CLOEXEC);
 		w->conns = calloc(total / c->threads + 1, sizeof(*w->conns));
@@ -352,7 +376,7 @@ static int lg_workers_setup(const struct lg_conf *c, struct lg_worker *ws,
 		if (!c->prefill || !c->set_conns)
 			w->prefill_next = w->prefill_end;
 	}
-	/* Connection i goes to thread i % threads: SET and GET alike. */
+	/* Connection i goes to thread i % threads: every kind alike. */
 	for (i = 0; i < total; i++) {
 		struct lg_worker *w = &ws[i % c->threads];
 		struct lg_conn *k = &w->conns[w->nconns];
@@ -366,11 +390,15 @@ static int lg_workers_setup(const struct lg_conf *c, struct lg_worker *ws,
 		}
 		k->fd = fd;
 		k->w = w;
-		k->parse.kind = i < c->set_conns ? LG_SET : LG_GET;
+		k->parse.kind = i < c->set_conns ? LG_SET :
+				i < c->set_conns + c->get_conns ? LG_GET : LG_DEL;
+		k->parse.vmin = c->value_size;
+		k->parse.vmax = lg_value_max(c);
 		lb_rng_seed(&k->rng, c->seed * 0x100000001b3ull + i);
 		k->wbuf = malloc(wcap);
 		k->rbuf = malloc(LG_RBUF);
-		if (!k->wbuf || !k->rbuf)
+		k->ids = malloc(sizeof(*k->ids) * c->pipeline);
+		if (!k->wbuf || !k->rbuf || !k->ids)
 			return -ENOMEM;
 		k->idle = 1;
 		epoll_ctl(w->ep, EPOLL_CTL_ADD, fd, &ev);
@@ -388,6 +416,7 @@ static void lg_workers_free(struct lg_worker *ws, unsigned int n)
 			close(ws[i].conns[j].fd);
 			free(ws[i].conns[j].wbuf);
 			free(ws[i].conns[j].rbuf);
+			free(ws[i].conns[j].ids);
 		}
 		free(ws[i].conns);
 		if (ws[i].ep >= 0)
@@ -436,11 +465,14 @@ static void lg_measure(const struct lg_conf *c, struct lg_worker *ws)
 static void lg_delta(const struct lg_server *a, const struct lg_server *b,
 		     struct lg_result *r)
 {
-	double req = (b->cmd_get - a->cmd_get) + (b->cmd_set - a->cmd_set);
+	double del = (b->delete_hits - a->delete_hits) +
+		     (b->delete_misses - a->delete_misses);
+	double req = (b->cmd_get - a->cmd_get) + (b->cmd_set - a->cmd_set) + del;
 	unsigned int i;
 
 	r->have_server = 1;
 	r->srv_requests = req;
+	r->srv_deletes = del;
 	r->srv_evictions = b->evictions - a->evictions;
 	if (req > 0) {
 		r->srv_user_us_per_req = (b->user_s - a->user_s) * 1e6 / req;
@@ -456,6 +488,24 @@ static void lg_delta(const struct lg_server *a, const struct lg_server *b,
 	}
 }
 
+/* Wrong answers of every phase, and one of them (a connection's first). */
+static void lg_wrong_collect(const struct lg_worker *ws, unsigned int n,
+			     struct lg_result *r)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < n; i++)
+		for (j = 0; j < ws[i].nconns; j++) {
+			const struct lg_parse *p = &ws[i].conns[j].parse;
+
+			if (p->wrong && !r->wrong_why) {
+				r->wrong_why = p->wrong_why;
+				r->wrong_key = p->wrong_key;
+			}
+			r->wrong += p->wrong;
+		}
+}
+
 static int lg_validate(const struct lg_conf *c)
 {
 	if (lg_check_host(c->host) < 0) {
@@ -465,10 +515,11 @@ static int lg_validate(const struct lg_conf *c)
 	}
 	if (c->port == 0 || c->port > 65535 || c->pipeline == 0 ||
 	    c->pipeline > 1024 || c->threads == 0 || c->threads > 64 ||
-	    c->set_conns + c->get_conns == 0 ||
-	    c->set_conns + c->get_conns > 4096 || c->keys == 0 ||
-	    c->keys > 100000000 || c->value_size == 0 ||
-	    c->value_size > 1000000 || !(c->duration_s > 0) ||
+	    c->set_conns + c->get_conns + c->del_conns == 0 ||
+	    c->set_conns + c->get_conns + c->del_conns > 4096 ||
+	    c->keys == 0 || c->keys > 100000000 || c->value_size == 0 ||
+	    c->value_size > 1000000 || lg_value_max(c) < c->value_size ||
+	    lg_value_max(c) > 1000000 || !(c->duration_s > 0) ||
 	    c->warmup_s < 0) {
 		fprintf(stderr, "mc-loadgen: invalid load parameters\n");
 		return -EINVAL;
@@ -484,7 +535,6 @@ int lg_run(const struct lg_conf *c, struct lg_result *r)
 	struct lg_hist *all;
 	int phase = c->prefill ? LG_PREFILL : LG_WARMUP, err;
 	unsigned int i, started = 0;
-	char *value;
 	uint64_t t0 = 0, t1;
 
 	memset(r, 0, sizeof(*r));
@@ -495,17 +545,14 @@ int lg_run(const struct lg_conf *c, struct lg_result *r)
 	if (err)
 		return err;
 	ws = calloc(c->threads, sizeof(*ws));
-	value = malloc(c->value_size + 2);
 	all = calloc(1, sizeof(*all));
-	if (!ws || !value || !all) {
+	if (!ws || !all) {
 		err = -ENOMEM;
 		goto out;
 	}
-	memset(value, 'v', c->value_size);
-	memcpy(value + c->value_size, "\r\n", 2);
 	for (i = 0; i < c->threads; i++)
 		ws[i].ep = -1;
-	err = lg_workers_setup(c, ws, &keys, value, &phase);
+	err = lg_workers_setup(c, ws, &keys, &phase);
 	if (err)
 		goto out;
 	for (i = 0; i < c->threads; i++, started++)
@@ -531,6 +578,7 @@ stop:
 	t1 = lg_now_ns();
 	for (i = 0; i < started; i++)
 		pthread_join(ws[i].tid, NULL);
+	lg_wrong_collect(ws, started, r);
 	for (i = 0; i < started && !err; i++)
 		if (ws[i].err) {
 			err = ws[i].err;
@@ -548,9 +596,12 @@ stop:
 			r->hits += ws[i].hits;
 			r->misses += ws[i].misses;
 			r->errors += ws[i].errors;
+			r->dels += ws[i].dels;
+			r->deleted += ws[i].deleted;
+			r->del_misses += ws[i].del_misses;
 			lg_hist_merge(all, &ws[i].hist);
 		}
-		r->ops_s = (double)(r->sets + r->gets) / r->seconds;
+		r->ops_s = (double)(r->sets + r->gets + r->dels) / r->seconds;
 		r->p50_ns = lg_hist_pct(all, 50);
 		r->p90_ns = lg_hist_pct(all, 90);
 		r->p99_ns = lg_hist_pct(all, 99);
@@ -561,7 +612,6 @@ out:
 	if (ws)
 		lg_workers_free(ws, c->threads);
 	free(ws);
-	free(value);
 	free(all);
 	lg_keys_fini(&keys);
 	return err;

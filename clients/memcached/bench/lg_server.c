@@ -82,6 +82,10 @@ static void lg_server_stat(struct lg_server *s, const char *name,
 		s->get_hits = v;
 	else if (!strcmp(name, "evictions"))
 		s->evictions = v;
+	else if (!strcmp(name, "delete_hits"))
+		s->delete_hits = v;
+	else if (!strcmp(name, "delete_misses"))
+		s->delete_misses = v;
 	else if (!strcmp(name, "lblock_enabled"))
 		s->lblock_enabled = v != 0;
 	for (i = 0; i < LG_PATHS; i++) {

@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * mc-loadgen: pipelined SET/GET load on a memcached over loopback.
+ * mc-loadgen: pipelined SET/GET/DELETE load on a memcached over loopback.
  *
  *   mc-loadgen [--port P] [--host 127.0.0.1] [--set-conns 16]
- *              [--get-conns 16] [--pipeline 8] [--threads 2]
- *              [--keys 400000] [--value-size 64] [--skew uniform|zipf]
- *              [--theta 0.99] [--no-prefill] [--warmup S] [--seconds S]
- *              [--requests N] [--seed N] [--server-stats] [--json]
+ *              [--get-conns 16] [--del-conns 0] [--pipeline 8]
+ *              [--threads 2] [--keys 400000] [--value-size 64]
+ *              [--value-max BYTES] [--skew uniform|zipf] [--theta 0.99]
+ *              [--no-prefill] [--warmup S] [--seconds S] [--requests N]
+ *              [--seed N] [--server-stats] [--json]
  *
  * It ends after --seconds or --requests measured responses, whichever
  * comes first. --server-stats adds the server's CPU time and LRU lock
- * counts per request over the measured window.
+ * counts per request over the measured window. Values are a function of
+ * their key (lengths too, between --value-size and --value-max), and every
+ * GET answer is checked against it: a wrong one makes the exit status 3.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -23,14 +26,15 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: mc-loadgen [--port P] [--host 127.0.0.1] "
 		   "[--set-conns N] [--get-conns N]\n"
-		   "                  [--pipeline N] [--threads N] [--keys N] "
-		   "[--value-size BYTES]\n"
+		   "                  [--del-conns N] [--pipeline N] "
+		   "[--threads N] [--keys N]\n"
+		   "                  [--value-size BYTES] [--value-max BYTES]\n"
 		   "                  [--skew uniform|zipf] [--theta T] "
 		   "[--no-prefill] [--warmup S]\n"
 		   "                  [--seconds S] [--requests N] [--seed N] "
 		   "[--server-stats] [--json]\n"
-		   "defaults: port 11211, 16 SET + 16 GET connections, "
-		   "pipeline 8, 2 threads,\n"
+		   "defaults: port 11211, 16 SET + 16 GET + 0 DELETE "
+		   "connections, pipeline 8, 2 threads,\n"
 		   "          400000 keys, 64-byte values, uniform, prefill on, "
 		   "warm-up 1 s, 5 s\n");
 }
@@ -51,6 +55,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "port", 1, 0, 'p' }, { "host", 1, 0, 'H' },
 		{ "set-conns", 1, 0, 's' }, { "get-conns", 1, 0, 'g' },
+		{ "del-conns", 1, 0, 'D' }, { "value-max", 1, 0, 'V' },
 		{ "pipeline", 1, 0, 'P' }, { "threads", 1, 0, 't' },
 		{ "keys", 1, 0, 'k' }, { "value-size", 1, 0, 'v' },
 		{ "skew", 1, 0, 'z' }, { "theta", 1, 0, 'T' },
@@ -70,10 +75,12 @@ int main(int argc, char **argv)
 		case 'H': c.host = optarg; break;
 		case 's': c.set_conns = (unsigned int)num("set-conns", optarg, 0, 4096); break;
 		case 'g': c.get_conns = (unsigned int)num("get-conns", optarg, 0, 4096); break;
+		case 'D': c.del_conns = (unsigned int)num("del-conns", optarg, 0, 4096); break;
 		case 'P': c.pipeline = (unsigned int)num("pipeline", optarg, 1, 1024); break;
 		case 't': c.threads = (unsigned int)num("threads", optarg, 1, 64); break;
 		case 'k': c.keys = (uint32_t)num("keys", optarg, 1, 100000000); break;
 		case 'v': c.value_size = (unsigned int)num("value-size", optarg, 1, 1000000); break;
+		case 'V': c.value_max = (unsigned int)num("value-max", optarg, 1, 1000000); break;
 		case 'z':
 			if (!strcmp(optarg, "uniform"))
 				c.skew = LG_UNIFORM;
@@ -102,6 +109,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	err = lg_run(&c, &r);
+	if (r.wrong)
+		fprintf(stderr, "mc-loadgen: %llu GET answers with a value no "
+				"SET sent for the key (one: key:%08u, %s)\n",
+			(unsigned long long)r.wrong, r.wrong_key, r.wrong_why);
 	if (err) {
 		fprintf(stderr, "mc-loadgen: %s\n", strerror(-err));
 		return 1;
@@ -110,5 +121,5 @@ int main(int argc, char **argv)
 		lg_result_json(stdout, &c, &r);
 	else
 		lg_result_print(stdout, &c, &r);
-	return 0;
+	return r.wrong ? 3 : 0;
 }
