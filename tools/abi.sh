@@ -1,0 +1,158 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#
+# The ABI baseline, abi/liblockbatch.abi: the exported interface of
+# liblockbatch.so as libabigail's abidw records it (public headers' types
+# only), together with the library's file name liblockbatch.so.M.A.R,
+# which is what -version-info C:R:A becomes (M = C - A). So the baseline
+# says both what the interface is and which libtool version names it.
+#
+#   abi.sh check SRCDIR BUILDDIR
+#	(make abi-check) fail unless the built library has exactly the
+#	baseline's interface and file name: an interface change, compatible
+#	or not, needs a new baseline, and a new baseline needs the
+#	-version-info that goes with it (see README, "ABI").
+#   abi.sh update [--initial] SRCDIR BUILDDIR VERSION CC [CPPFLAGS...]
+#	(make abi-update) regenerate, from the public headers: the linker
+#	version script lib/lockbatch.map, then (after relinking) the Debian
+#	symbols file and the baseline. It refuses a baseline whose change
+#	from the previous one breaks the libtool rules; --initial records
+#	the interface as it is, for the first baseline before a release.
+#
+# Needs abigail-tools (abidw, abidiff). The library must be built with
+# debug information (the default -g).
+set -eu
+cmd=$1
+shift
+initial=
+if [ "$cmd" = update ] && [ "${1:-}" = --initial ]; then
+	initial=1
+	shift
+fi
+src=$(cd "$1" && pwd) build=$(cd "$2" && pwd)
+base=$src/abi/liblockbatch.abi
+node=LOCKBATCH_0.1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+for t in abidw abidiff; do
+	command -v $t >/dev/null 2>&1 ||
+		{ echo "abi.sh: no $t (Debian package abigail-tools)" >&2; exit 1; }
+done
+
+# The real file of the built shared library, from libtool's .la.
+libfile() {
+	set -- $(sed -n "s/^library_names='\(.*\)'$/\1/p" "$build/liblockbatch.la")
+	[ -n "${1:-}" ] || { echo "abi.sh: no shared library in $build/liblockbatch.la" >&2; exit 1; }
+	echo "$1"
+}
+
+# abidw of the built library, run in .libs so that the corpus path is the
+# bare file name.
+dump() {
+	f=$(libfile)
+	(cd "$build/.libs" && abidw --no-comp-dir-path --short-locs \
+		--headers-dir "$src/include/lockbatch" \
+		--header-file "$build/include/lockbatch/version.h" "$f") >"$1"
+}
+
+# "M A R" of the file name an abidw dump records.
+version() {
+	sed -n "1s/.* path='liblockbatch\.so\.\([0-9]*\)\.\([0-9]*\)\.\([0-9]*\)'.*/\1 \2 \3/p" "$1"
+}
+
+# abidiff status: 0 same, 4 compatible change, 8 (with 4) incompatible.
+compare() {
+	rc=0
+	abidiff "$1" "$2" >"$tmp/diff" || rc=$?
+	[ $((rc & 3)) -eq 0 ] || { cat "$tmp/diff"; echo "abi.sh: abidiff failed ($rc)" >&2; exit 1; }
+	echo $rc
+}
+
+if [ "$cmd" = check ]; then
+	[ -f "$base" ] || { echo "abi.sh: no baseline $base (make abi-update)" >&2; exit 1; }
+	[ -f "$build/liblockbatch.la" ] ||
+		{ echo "abi.sh: build the library first" >&2; exit 1; }
+	dump "$tmp/built.abi"
+	rc=$(compare "$base" "$tmp/built.abi")
+	old=$(version "$base") new=$(version "$tmp/built.abi")
+	cat "$tmp/diff"
+	if [ "$rc" -ge 8 ]; then
+		echo "FAIL: incompatible ABI change against abi/liblockbatch.abi (above)."
+		echo "Undo it, or make it a new soname: current+1, revision 0, age 0 in"
+		echo "configure.ac's LB_LT_VERSION_INFO, then make abi-update."
+		exit 1
+	elif [ "$rc" -ne 0 ]; then
+		echo "FAIL: the interface changed compatibly (above) and the baseline does not say so."
+		echo "Set current+1, revision 0, age+1 in configure.ac's LB_LT_VERSION_INFO, then make abi-update."
+		exit 1
+	elif [ "$old" != "$new" ]; then
+		echo "FAIL: the library is liblockbatch.so with version M A R = $new, the baseline says $old."
+		echo "-version-info and the baseline change together: make abi-update."
+		exit 1
+	fi
+	echo "ok: $(libfile) has the interface of abi/liblockbatch.abi ($(grep -c '<elf-symbol ' "$base") symbols)"
+	exit 0
+fi
+
+[ "$cmd" = update ] || { echo "usage: abi.sh check|update ..." >&2; exit 2; }
+ver=$3 cc=$4
+shift 4
+
+# 1. The version script: every name the headers declare, nothing else.
+names=$(sh "$src/tools/abi-names.sh" "$src" "$build" "$cc" "$@")
+{
+	echo "/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */"
+	echo "/* What liblockbatch.so exports: the functions and variables of"
+	echo " * include/lockbatch/*.h, by name, and nothing else. Written by"
+	echo " * make abi-update (tools/abi.sh) from the headers; do not edit. */"
+	echo "$node {"
+	echo "global:"
+	for n in $names; do printf '\t%s;\n' "$n"; done
+	echo "local:"
+	printf '\t*;\n'
+	echo "};"
+} >"$tmp/map"
+cmp -s "$tmp/map" "$src/lib/lockbatch.map" 2>/dev/null ||
+	cp "$tmp/map" "$src/lib/lockbatch.map"
+${LB_MAKE:-make} -C "$build" liblockbatch.la >/dev/null
+
+# 2. The baseline, if the libtool rules allow it.
+dump "$tmp/new.abi"
+set -- $(version "$tmp/new.abi")
+major=$1 age=$2
+if [ -f "$base" ] && [ -z "$initial" ]; then
+	rc=$(compare "$base" "$tmp/new.abi")
+	set -- $(version "$base")
+	omajor=$1 oage=$2
+	why=
+	if [ "$rc" -ge 8 ] && [ "$major" = "$omajor" ]; then
+		why="an incompatible change needs a new soname: current+1, revision 0, age 0"
+	elif [ "$rc" -ge 4 ] && [ "$rc" -lt 8 ] &&
+	     { [ "$major" != "$omajor" ] || [ "$age" -le "$oage" ]; }; then
+		why="a compatible change needs current+1, revision 0, age+1"
+	fi
+	if [ -n "$why" ]; then
+		cat "$tmp/diff"
+		echo "abi.sh: not updating abi/liblockbatch.abi: $why in configure.ac's LB_LT_VERSION_INFO" >&2
+		echo "(then ./configure or make, and make abi-update again)" >&2
+		exit 1
+	fi
+fi
+cp "$tmp/new.abi" "$base"
+
+# 3. The Debian symbols file: a symbol keeps the version that brought it.
+pkg=liblockbatch$major
+sym=$src/debian/$pkg.symbols
+{
+	echo "liblockbatch.so.$major $pkg #MINVER#"
+	echo "* Build-Depends-Package: liblockbatch-dev"
+	for n in $node $names; do
+		v=
+		[ -f "$sym" ] && v=$(awk -v s="$n@$node" '$1 == s { print $2 }' "$sym")
+		printf ' %s@%s %s\n' "$n" "$node" "${v:-$ver}"
+	done
+} >"$tmp/sym"
+cp "$tmp/sym" "$sym"
+[ "$major" = 0 ] || echo "abi.sh: soname is now liblockbatch.so.$major: rename the package $pkg in debian/control" >&2
+echo "updated: lib/lockbatch.map ($(echo "$names" | wc -w) names), abi/liblockbatch.abi, debian/$pkg.symbols"
