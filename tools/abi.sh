@@ -12,21 +12,22 @@
 #	baseline's interface and file name: an interface change, compatible
 #	or not, needs a new baseline, and a new baseline needs the
 #	-version-info that goes with it (see README, "ABI").
-#   abi.sh update [--initial] SRCDIR BUILDDIR VERSION CC [CPPFLAGS...]
+#   abi.sh update [--force] SRCDIR BUILDDIR VERSION CC [CPPFLAGS...]
 #	(make abi-update) regenerate, from the public headers: the linker
 #	version script lib/lockbatch.map, then (after relinking) the Debian
 #	symbols file and the baseline. It refuses a baseline whose change
-#	from the previous one breaks the libtool rules; --initial records
-#	the interface as it is, for the first baseline before a release.
+#	from the previous one breaks the libtool rules; --force records
+#	the interface as it is: for a first baseline before a release, or
+#	a type change judged compatible by hand (a new last enumerator).
 #
 # Needs abigail-tools (abidw, abidiff). The library must be built with
 # debug information (the default -g).
 set -eu
 cmd=$1
 shift
-initial=
-if [ "$cmd" = update ] && [ "${1:-}" = --initial ]; then
-	initial=1
+force=
+if [ "$cmd" = update ] && [ "${1:-}" = --force ]; then
+	force=1
 	shift
 fi
 src=$(cd "$1" && pwd) build=$(cd "$2" && pwd)
@@ -61,12 +62,23 @@ version() {
 	sed -n "1s/.* path='liblockbatch\.so\.\([0-9]*\)\.\([0-9]*\)\.\([0-9]*\)'.*/\1 \2 \3/p" "$1"
 }
 
-# abidiff status: 0 same, 4 compatible change, 8 (with 4) incompatible.
+# same, added (new functions or variables, nothing else changed) or
+# changed (anything else abidiff reports: a removed symbol, a struct's
+# layout, a signature, an enumerator). abidiff itself flags only removals
+# as incompatible (status bit 8); a type change it reports with bit 4
+# alone, though it breaks callers as surely, so "changed" takes both.
+# The report is left in $tmp/diff.
 compare() {
 	rc=0
 	abidiff "$1" "$2" >"$tmp/diff" || rc=$?
 	[ $((rc & 3)) -eq 0 ] || { cat "$tmp/diff"; echo "abi.sh: abidiff failed ($rc)" >&2; exit 1; }
-	echo $rc
+	if [ "$rc" -eq 0 ]; then
+		echo same
+	elif [ "$rc" -lt 8 ] && abidiff --no-added-syms "$1" "$2" >/dev/null; then
+		echo added
+	else
+		echo changed
+	fi
 }
 
 if [ "$cmd" = check ]; then
@@ -74,20 +86,20 @@ if [ "$cmd" = check ]; then
 	[ -f "$build/liblockbatch.la" ] ||
 		{ echo "abi.sh: build the library first" >&2; exit 1; }
 	dump "$tmp/built.abi"
-	rc=$(compare "$base" "$tmp/built.abi")
+	what=$(compare "$base" "$tmp/built.abi")
 	old=$(version "$base") new=$(version "$tmp/built.abi")
 	cat "$tmp/diff"
-	if [ "$rc" -ge 8 ]; then
-		echo "FAIL: incompatible ABI change against abi/liblockbatch.abi (above)."
-		echo "Undo it, or make it a new soname: current+1, revision 0, age 0 in"
+	if [ "$what" = changed ]; then
+		echo "FAIL: the interface changed against abi/liblockbatch.abi (above), not only by additions."
+		echo "Undo it, or give it a new soname: current+1, revision 0, age 0 in"
 		echo "configure.ac's LB_LT_VERSION_INFO, then make abi-update."
 		exit 1
-	elif [ "$rc" -ne 0 ]; then
-		echo "FAIL: the interface changed compatibly (above) and the baseline does not say so."
+	elif [ "$what" = added ]; then
+		echo "FAIL: the interface grew (above) and the baseline does not say so."
 		echo "Set current+1, revision 0, age+1 in configure.ac's LB_LT_VERSION_INFO, then make abi-update."
 		exit 1
 	elif [ "$old" != "$new" ]; then
-		echo "FAIL: the library is liblockbatch.so with version M A R = $new, the baseline says $old."
+		echo "FAIL: the library's version (M A R of liblockbatch.so.M.A.R) is $new, the baseline's $old."
 		echo "-version-info and the baseline change together: make abi-update."
 		exit 1
 	fi
@@ -121,16 +133,16 @@ ${LB_MAKE:-make} -C "$build" liblockbatch.la >/dev/null
 dump "$tmp/new.abi"
 set -- $(version "$tmp/new.abi")
 major=$1 age=$2
-if [ -f "$base" ] && [ -z "$initial" ]; then
-	rc=$(compare "$base" "$tmp/new.abi")
+if [ -f "$base" ] && [ -z "$force" ]; then
+	what=$(compare "$base" "$tmp/new.abi")
 	set -- $(version "$base")
 	omajor=$1 oage=$2
 	why=
-	if [ "$rc" -ge 8 ] && [ "$major" = "$omajor" ]; then
-		why="an incompatible change needs a new soname: current+1, revision 0, age 0"
-	elif [ "$rc" -ge 4 ] && [ "$rc" -lt 8 ] &&
+	if [ "$what" = changed ] && [ "$major" = "$omajor" ]; then
+		why="a change other than additions needs a new soname: current+1, revision 0, age 0"
+	elif [ "$what" = added ] &&
 	     { [ "$major" != "$omajor" ] || [ "$age" -le "$oage" ]; }; then
-		why="a compatible change needs current+1, revision 0, age+1"
+		why="an addition needs current+1, revision 0, age+1"
 	fi
 	if [ -n "$why" ]; then
 		cat "$tmp/diff"
