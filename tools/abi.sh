@@ -7,12 +7,14 @@
 # which is what -version-info C:R:A becomes (M = C - A). So the baseline
 # says both what the interface is and which libtool version names it.
 #
-#   abi.sh check SRCDIR BUILDDIR
+#   abi.sh check SRCDIR BUILDDIR C:R:A
 #	(make abi-check) fail unless the built library has exactly the
 #	baseline's interface and file name: an interface change, compatible
 #	or not, needs a new baseline, and a new baseline needs the
-#	-version-info that goes with it (see README, "ABI").
-#   abi.sh update [--force] SRCDIR BUILDDIR VERSION CC [CPPFLAGS...]
+#	-version-info that goes with it (see README, "ABI"). C:R:A is
+#	the configured -version-info; a library linked before it changed
+#	is relinked first.
+#   abi.sh update [--force] SRCDIR BUILDDIR C:R:A VERSION CC [CPPFLAGS...]
 #	(make abi-update) regenerate, from the public headers: the linker
 #	version script lib/lockbatch.map, then (after relinking) the Debian
 #	symbols file and the baseline. It refuses a baseline whose change
@@ -30,7 +32,7 @@ if [ "$cmd" = update ] && [ "${1:-}" = --force ]; then
 	force=1
 	shift
 fi
-src=$(cd "$1" && pwd) build=$(cd "$2" && pwd)
+src=$(cd "$1" && pwd) build=$(cd "$2" && pwd) vinfo=$3
 base=$src/abi/liblockbatch.abi
 node=LOCKBATCH_0.1
 tmp=$(mktemp -d)
@@ -46,6 +48,17 @@ libfile() {
 	set -- $(sed -n "s/^library_names='\(.*\)'$/\1/p" "$build/liblockbatch.la")
 	[ -n "${1:-}" ] || { echo "abi.sh: no shared library in $build/liblockbatch.la" >&2; exit 1; }
 	echo "$1"
+}
+
+# Relink when the library's file name is not what -version-info C:R:A
+# ($1) names, liblockbatch.so.(C-A).A.R: a new -version-info changes no
+# object, so make alone keeps the old library.
+fresh() {
+	c=${1%%:*} a=${1##*:} r=${1#*:}
+	r=${r%%:*}
+	[ "$(libfile)" = "liblockbatch.so.$((c - a)).$a.$r" ] && return 0
+	rm -f "$build/liblockbatch.la"
+	${LB_MAKE:-make} -C "$build" liblockbatch.la >/dev/null
 }
 
 # abidw of the built library, run in .libs so that the corpus path is the
@@ -85,6 +98,7 @@ if [ "$cmd" = check ]; then
 	[ -f "$base" ] || { echo "abi.sh: no baseline $base (make abi-update)" >&2; exit 1; }
 	[ -f "$build/liblockbatch.la" ] ||
 		{ echo "abi.sh: build the library first" >&2; exit 1; }
+	fresh "$vinfo"
 	dump "$tmp/built.abi"
 	what=$(compare "$base" "$tmp/built.abi")
 	old=$(version "$base") new=$(version "$tmp/built.abi")
@@ -96,7 +110,9 @@ if [ "$cmd" = check ]; then
 		exit 1
 	elif [ "$what" = added ]; then
 		echo "FAIL: the interface grew (above) and the baseline does not say so."
-		echo "Set current+1, revision 0, age+1 in configure.ac's LB_LT_VERSION_INFO, then make abi-update."
+		[ "$old" = "$new" ] &&
+			echo "Set current+1, revision 0, age+1 in configure.ac's LB_LT_VERSION_INFO, then"
+		echo "make abi-update."
 		exit 1
 	elif [ "$old" != "$new" ]; then
 		echo "FAIL: the library's version (M A R of liblockbatch.so.M.A.R) is $new, the baseline's $old."
@@ -108,8 +124,8 @@ if [ "$cmd" = check ]; then
 fi
 
 [ "$cmd" = update ] || { echo "usage: abi.sh check|update ..." >&2; exit 2; }
-ver=$3 cc=$4
-shift 4
+ver=$4 cc=$5
+shift 5
 
 # 1. The version script: every name the headers declare, nothing else.
 names=$(sh "$src/tools/abi-names.sh" "$src" "$build" "$cc" "$@")
@@ -128,6 +144,7 @@ names=$(sh "$src/tools/abi-names.sh" "$src" "$build" "$cc" "$@")
 cmp -s "$tmp/map" "$src/lib/lockbatch.map" 2>/dev/null ||
 	cp "$tmp/map" "$src/lib/lockbatch.map"
 ${LB_MAKE:-make} -C "$build" liblockbatch.la >/dev/null
+fresh "$vinfo"
 
 # 2. The baseline, if the libtool rules allow it.
 dump "$tmp/new.abi"
