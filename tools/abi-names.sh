@@ -22,10 +22,13 @@ trap 'rm -rf "$tmp"' EXIT
 for h in "$src"/include/lockbatch/*.h; do
 	printf '#include <lockbatch/%s>\n' "${h##*/}"
 done >"$tmp/all.c"
-# version.h is generated, so it lives in the build tree.
-# shellcheck disable=SC2068 # the flags are words on purpose
-$cc -std=gnu11 -I"$build/include" -I"$src/include" "$@" -fsyntax-only \
-	-aux-info "$tmp/aux" "$tmp/all.c"
+# version.h is generated, so it lives in the build tree. -aux-info is
+# GCC's: under clang (make fuzz's build) gcc reads the same headers.
+for c in "$cc" gcc; do
+	$c -std=gnu11 -I"$build/include" -I"$src/include" "$@" -fsyntax-only \
+		-aux-info "$tmp/aux" "$tmp/all.c" 2>"$tmp/err" && [ -s "$tmp/aux" ] && break
+done
+[ -s "$tmp/aux" ] || { cat "$tmp/err" >&2; exit 1; }
 
 {
 	# "/* .../include/lockbatch/x.h:12:NC */ extern int lb_f (int);"
