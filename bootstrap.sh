@@ -11,7 +11,10 @@
 # make check; gnuplot draws the plots of make demo.
 # ./bootstrap.sh --proof [configure args]: also install spin (make model)
 # and clang with its sanitizer and libFuzzer runtimes (make fuzz).
-# Both options may be given, before the configure arguments.
+# ./bootstrap.sh --deb [configure args]: also install what make deb,
+# make abi-check and the packages' checks need (debhelper, lintian,
+# abigail-tools, autopkgtest).
+# The options may be combined, before the configure arguments.
 set -eu
 
 cd "$(dirname "$0")"
@@ -26,6 +29,9 @@ while :; do
 libmimalloc-dev";;
 	--proof)
 		pkgs="$pkgs spin clang libclang-rt-14-dev";;
+	--deb)
+		pkgs="$pkgs debhelper dpkg-dev lintian abigail-tools \
+autopkgtest";;
 	*) break;;
 	esac
 	shift

@@ -19,6 +19,10 @@ for p in $(cat "$b/man/pages"); do
 		bad=$((bad + 1))
 	fi
 	grep -q '^\.SH NAME' "$f" || { echo "FAIL: $p.3 has no NAME"; bad=$((bad + 1)); }
+	# mandb and lintian read NAME as "page \- summary": lexgrog parses it.
+	if command -v lexgrog >/dev/null 2>&1 && ! lexgrog "$f" >/dev/null 2>&1; then
+		echo "FAIL: $p.3: NAME is not a whatis entry (lexgrog)"; bad=$((bad + 1))
+	fi
 	n=$((n + 1))
 done
 # The comments the pages come from: kernel-doc -Wall finds nothing.

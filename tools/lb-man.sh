@@ -94,12 +94,18 @@ for h in "$@"; do
 	}
 	mode == "hdr" {
 		if (item != "") {
-			print > item
+			# whatis(1) wants the page name alone in NAME, not
+			# "struct lb_x \\- ...".
+			line = $0
+			if (prev == ".SH NAME")
+				sub(/^(struct|enum) /, "", line)
+			print line > item
 			if ($0 == ".SH SYNOPSIS") {
 				print ".B #include <" inc ">" > item
 				print ".sp" > item
 			}
 		}
+		prev = $0
 		if ($0 == ".SH NAME")
 			body[++nbody] = ".SH \"" toupper(title) "\""
 		else if ($0 ~ /^\.SH /)
