@@ -4,7 +4,7 @@
  * functions (mm/page_alloc.c: nr_pcp_alloc, rmqueue_pcplist,
  * __rmqueue_pcplist, free_unref_page_commit, nr_pcp_high, nr_pcp_free,
  * free_pcppages_bulk, decay_pcp_high, drain_pages_zone) on one pageset
- * with one migratetype, written independently of lib/pcp_tune.h. The zone
+ * with one migratetype, written independently of lib/tune/tune.h. The zone
  * flags are never set. Lists are object counts per order.
  *
  * 6.18's free-high threshold is behind @free_high_618 (its only change to
