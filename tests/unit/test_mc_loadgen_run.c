@@ -427,8 +427,17 @@ Test(mc_loadgen_run, deletes_counted_and_values_checked, .init = fake_start)
 		stored += fake.set_once[i];
 	cr_assert(eq(u32, stored, 64));
 	cr_assert(r.have_server);
-	window_matches(&c, r.srv_deletes, (double)r.dels, measured);
 	window_matches(&c, r.srv_requests, measured, measured);
+	/*
+	 * The deletes' share of the window, on both sides: a window edge that
+	 * moved (a preempted main thread) moves the server's deletes and
+	 * requests together, so their ratio holds where the counts do not.
+	 */
+	cr_assert(le(dbl, __builtin_fabs(r.srv_deletes / r.srv_requests -
+					 (double)r.dels / measured), 0.05),
+		  "server %.0f deletes of %.0f, client %llu of %.0f",
+		  r.srv_deletes, r.srv_requests, (unsigned long long)r.dels,
+		  measured);
 }
 
 Test(mc_loadgen_run, corrupted_answers_counted_exactly, .init = fake_start)
