@@ -295,7 +295,13 @@ bool lbi_home_in_flight(const struct lb_cpubatch *pc, uint32_t home)
 	return false;
 }
 
-/* (G): a busy entry of @n on a flush buffer of slot @s whose callbacks run. */
+/*
+ * (G): a busy entry of @n on a flush buffer of slot @s whose callbacks run.
+ * Nodes are compared, never read: the object may be freed already, and
+ * its memory may hold a new object with a node at the same address, which
+ * then reads busy until this flush's callbacks return (a wait or -EBUSY
+ * bounded by that flush, never a wrong "not busy").
+ */
 static bool slot_pending(struct lbi_slot *s, const struct lb_node *n)
 {
 	const struct lbi_flushbuf *buf;
